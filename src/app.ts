@@ -1,0 +1,47 @@
+import express, { type Express } from 'express';
+import { createExpressMiddleware } from '@trpc/server/adapters/express';
+import type { AppDeps } from './core/context.ts';
+import { createContext } from './core/context.ts';
+import { responseMeta, restDoor } from './core/envelope.ts';
+import { healthRoutes } from './core/health.ts';
+import { errorHandler, globalRateLimit, noStore, notFound, requestContext, securityHeaders } from './core/http.ts';
+import { buildOpenApiDocument } from './core/openapi.ts';
+import { createGraphQLServer } from './graphql/yoga.ts';
+import { appRouter } from './router.ts';
+
+/** Express composition: cross-cutting middleware, then the three doors. Nothing else lives here. */
+export function buildApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.trustProxy);
+  app.set('json spaces', 0);
+
+  app.use(requestContext);
+  app.use(securityHeaders);
+  app.use(globalRateLimit(deps));
+  app.use(healthRoutes(deps));
+
+  const openApiDocument = buildOpenApiDocument(deps.config.BASE_URL);
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
+  });
+
+  const json = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
+  app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json);
+  app.use(restDoor(deps));
+  app.use(
+    '/trpc',
+    createExpressMiddleware({
+      router: appRouter,
+      createContext: ({ req }) => createContext(deps, req),
+      responseMeta: (opts) => responseMeta(opts, false),
+    }),
+  );
+
+  const yoga = createGraphQLServer(deps);
+  app.use('/graphql', noStore, (req, res) => yoga(req, res));
+
+  app.use(notFound);
+  app.use(errorHandler(deps));
+  return app;
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+
+/**
+ * The only reader of process.env. Every setting is parsed once, here, and frozen; a bad value stops
+ * start-up with a message naming the variable.
+ */
+const optionalString = z.string().min(1).optional();
+
+const durationSeconds = z.coerce.number().int().positive();
+
+const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  TRUST_PROXY: optionalString,
+  PLATFORM_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  BOOTSTRAP_WORKSPACE_NAME: z.string().min(1).max(200).default('Default workspace'),
+  BOOTSTRAP_OWNER_EMAIL: z.email().default('owner@example.com'),
+  BOOTSTRAP_OWNER_PASSWORD: z.string().min(8).max(128).optional(),
+  BOOTSTRAP_API_KEY: z
+    .string()
+    .regex(/^sk_[A-Za-z0-9_-]{16,200}$/, 'must look like sk_ followed by at least 16 characters')
+    .optional(),
+  ACCESS_TOKEN_TTL: durationSeconds.default(15 * 60),
+  REFRESH_TOKEN_TTL: durationSeconds.default(30 * 24 * 60 * 60),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Prefix of rate-limit keys in Redis; lets several deployments (or test runs) share one Redis. */
+  RATE_LIMIT_PREFIX: z.string().min(1).default('rl'),
+});
+
+type ParsedConfig = z.infer<typeof configSchema>;
+
+export type Config = Readonly<
+  ParsedConfig & {
+    BASE_URL: string;
+    /** The value handed to Express's `trust proxy` setting. */
+    trustProxy: boolean | number | string;
+    embeddedDatabase: boolean;
+  }
+>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+/** Parses an environment (normally process.env). Empty strings count as unset. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = configSchema.safeParse(present);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const parsed = result.data;
+  return Object.freeze({
+    ...parsed,
+    BASE_URL: (parsed.BASE_URL ?? `http://localhost:${parsed.PORT}`).replace(/\/+$/, ''),
+    trustProxy: parseTrustProxy(parsed.TRUST_PROXY),
+    embeddedDatabase: parsed.DATABASE_URL === undefined,
+  });
+}

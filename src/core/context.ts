@@ -1,0 +1,48 @@
+import type { IncomingMessage } from 'node:http';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config.ts';
+import type { Logger } from './logger.ts';
+import type { RateLimits } from './rate-limit.ts';
+import { getRequestInfo } from './request-info.ts';
+
+/** What the process holds once: built in main.ts (or a test), handed to buildApp. */
+export interface AppDeps {
+  config: Config;
+  orm: MikroORM;
+  log: Logger;
+  rateLimits: RateLimits;
+  redis: Redis | null;
+}
+
+/** Per-request context, the same for all three doors. Procedure builders narrow it further. */
+export interface Context {
+  deps: AppDeps;
+  /** A fork of the identity map for this request; mutations run it inside one transaction. */
+  em: EntityManager;
+  requestId: string;
+  ip: string;
+  userAgent: string | null;
+  authorization: string | null;
+  /** `X-Tenant-ID`, read only by public procedures. */
+  tenantHeader: string | null;
+}
+
+function header(req: IncomingMessage, name: string): string | null {
+  const value = req.headers[name];
+  if (Array.isArray(value)) return value[0] ?? null;
+  return value ?? null;
+}
+
+export function createContext(deps: AppDeps, req: IncomingMessage): Context {
+  const info = getRequestInfo(req);
+  return {
+    deps,
+    em: deps.orm.em.fork(),
+    requestId: info.requestId,
+    ip: info.ip,
+    userAgent: header(req, 'user-agent')?.slice(0, 512) ?? null,
+    authorization: header(req, 'authorization'),
+    tenantHeader: header(req, 'x-tenant-id'),
+  };
+}

@@ -1,0 +1,70 @@
+import { TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+
+/**
+ * The closed set of error codes clients branch on: the spec's table plus CONTRACT.md's additions.
+ * Each maps, here and nowhere else, to an HTTP status and the tRPC code that carries it.
+ */
+const TABLE = {
+  BAD_REQUEST: { status: 400, trpc: 'BAD_REQUEST' },
+  INVALID_CREDENTIALS: { status: 401, trpc: 'UNAUTHORIZED' },
+  UNAUTHORIZED: { status: 401, trpc: 'UNAUTHORIZED' },
+  INVALID_TOKEN: { status: 401, trpc: 'UNAUTHORIZED' },
+  INVALID_CODE: { status: 401, trpc: 'UNAUTHORIZED' },
+  FORBIDDEN: { status: 403, trpc: 'FORBIDDEN' },
+  ACCOUNT_LOCKED: { status: 403, trpc: 'FORBIDDEN' },
+  ACCOUNT_DEACTIVATED: { status: 403, trpc: 'FORBIDDEN' },
+  MFA_ENROLLMENT_REQUIRED: { status: 403, trpc: 'FORBIDDEN' },
+  NOT_FOUND: { status: 404, trpc: 'NOT_FOUND' },
+  CONFLICT: { status: 409, trpc: 'CONFLICT' },
+  RATE_LIMITED: { status: 429, trpc: 'TOO_MANY_REQUESTS' },
+  INTERNAL: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
+} as const satisfies Record<string, { status: number; trpc: TRPC_ERROR_CODE_KEY }>;
+
+export type AppErrorCode = keyof typeof TABLE;
+
+export const APP_ERROR_CODES = Object.keys(TABLE) as AppErrorCode[];
+
+export interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  /** Field problems, shown to the client on BAD_REQUEST. */
+  details?: FieldProblem[];
+  /** Overrides the table's status where HTTP has a sharper one (413, 415) for the same code. */
+  status?: number;
+  /** Response headers that belong to this error (Retry-After on RATE_LIMITED). */
+  headers?: Record<string, string>;
+  /** Internal cause: logged, never shown. */
+  cause?: unknown;
+}
+
+/**
+ * The one error type handlers throw. It is a TRPCError, so tRPC keeps it as it is, and every door
+ * (REST, tRPC, GraphQL) reads the same `appCode` from it.
+ */
+export class AppError extends TRPCError {
+  readonly appCode: AppErrorCode;
+  readonly status: number;
+  readonly details: FieldProblem[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
+    super({ code: TABLE[code].trpc, message, cause: options.cause });
+    this.name = 'AppError';
+    this.appCode = code;
+    this.status = options.status ?? TABLE[code].status;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function statusOf(code: AppErrorCode): number {
+  return TABLE[code].status;
+}
+
+export function isAppErrorCode(value: unknown): value is AppErrorCode {
+  return typeof value === 'string' && Object.hasOwn(TABLE, value);
+}

@@ -1,0 +1,38 @@
+import type { Router } from 'express';
+import express from 'express';
+import type { AppDeps } from './context.ts';
+import { sendError } from './envelope.ts';
+import { AppError } from './errors.ts';
+
+/** `/healthz`: the process answers. `/readyz`: the database (and Redis, when configured) answer too. */
+export function healthRoutes(deps: AppDeps): Router {
+  const routes = express.Router();
+  routes.get('/healthz', (_req, res) => {
+    res.json({ data: { status: 'ok' } });
+  });
+  routes.get('/readyz', async (_req, res) => {
+    const checks: Record<string, 'ok' | 'failing'> = {};
+    try {
+      await deps.orm.em.getConnection().execute('select 1');
+      checks.database = 'ok';
+    } catch (error) {
+      deps.log.warn('readiness: database check failed', { error });
+      checks.database = 'failing';
+    }
+    if (deps.redis) {
+      try {
+        await deps.redis.ping();
+        checks.redis = 'ok';
+      } catch (error) {
+        deps.log.warn('readiness: redis check failed', { error });
+        checks.redis = 'failing';
+      }
+    }
+    const failing = Object.entries(checks).filter(([, v]) => v === 'failing').map(([k]) => k);
+    if (failing.length > 0) {
+      return sendError(res, new AppError('INTERNAL', `Not ready: ${failing.join(', ')} unreachable`, { status: 503 }));
+    }
+    res.json({ data: { status: 'ready', checks } });
+  });
+  return routes;
+}

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { AppDeps } from './context.ts';
+import { sendError } from './envelope.ts';
+import { AppError } from './errors.ts';
+import { rateLimitedError } from './rate-limit.ts';
+import { getRequestInfo, setRequestInfo } from './request-info.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Echo a well-formed caller `X-Request-ID`, replace any other; expose it on every response. */
+export const requestContext: RequestHandler = (req, res, next) => {
+  const sent = req.get('x-request-id');
+  const requestId = sent && REQUEST_ID.test(sent) ? sent : randomUUID();
+  setRequestInfo(req, { requestId, ip: req.ip ?? req.socket.remoteAddress ?? 'unknown' });
+  res.setHeader('X-Request-ID', requestId);
+  next();
+};
+
+export const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+  next();
+};
+
+/** API answers carry credentials and personal data: never cache them. */
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
+/** The spec's 1,000 calls per minute per client IP, over every path but the health probes. */
+export function globalRateLimit(deps: AppDeps): RequestHandler {
+  return async (req, res, next) => {
+    if (req.path === '/healthz' || req.path === '/readyz') return next();
+    try {
+      const decision = await deps.rateLimits.consume('global', getRequestInfo(req).ip);
+      if (!decision.allowed) return sendError(res, rateLimitedError(decision));
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+export const notFound: RequestHandler = (req, res) => {
+  sendError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+};
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+/** Last stop for errors outside tRPC: body parsing, and anything a plain route threw. */
+export function errorHandler(deps: AppDeps): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) return next(error);
+    const { type } = (error ?? {}) as BodyParserError;
+    if (type === 'entity.too.large') return sendError(res, new AppError('BAD_REQUEST', 'The request body is larger than 1 MiB', { status: 413 }));
+    if (type === 'entity.parse.failed') return sendError(res, new AppError('BAD_REQUEST', 'The request body is not valid JSON'));
+    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+      return sendError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding', { status: 415 }));
+    }
+    if (error instanceof AppError) return sendError(res, error);
+    deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, error });
+    sendError(res, new AppError('INTERNAL', 'Something went wrong on our side'));
+  };
+}

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Opaque, time-ordered ids with a type prefix (`usr_01j…`): 48 bits of milliseconds and 80 random
+ * bits in Crockford base32, so ids sort by creation and never collide in practice.
+ */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export type IdPrefix =
+  | 'wsp' | 'usr' | 'key' | 'rol' | 'ras' | 'evt' | 'ses' | 'fac' | 'inv' | 'grp' | 'org'
+  | 'app' | 'whk' | 'dlv' | 'act' | 'vlt' | 'dom' | 'req' | 'rev' | 'sgk';
+
+function encodeTime(ms: number): string {
+  let out = '';
+  let value = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[value % 32] + out;
+    value = Math.floor(value / 32);
+  }
+  return out;
+}
+
+function encodeRandom(): string {
+  const bytes = randomBytes(10);
+  let bits = 0;
+  let acc = 0;
+  let out = '';
+  for (const byte of bytes) {
+    acc = (acc << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += ALPHABET[(acc >> bits) & 31];
+    }
+    acc &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${encodeTime(Date.now())}${encodeRandom()}`;
+}
+
+const SHAPE = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** True when `value` could be an id of this type; anything else is answered NOT_FOUND without a query. */
+export function isId(prefix: IdPrefix, value: string): boolean {
+  return value.startsWith(`${prefix}_`) && SHAPE.test(value);
+}

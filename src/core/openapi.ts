@@ -1,0 +1,80 @@
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { appRouter, procedureMeta } from '../router.ts';
+
+type Json = Record<string, unknown>;
+
+const ERROR_ENVELOPE = {
+  type: 'object',
+  required: ['error', 'meta'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', description: 'Stable code clients branch on (BAD_REQUEST, INVALID_TOKEN, …)' },
+        message: { type: 'string', description: 'For people; do not parse' },
+        details: {
+          type: 'array',
+          items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+        },
+      },
+    },
+    meta: { type: 'object', required: ['request_id'], properties: { request_id: { type: 'string' } } },
+  },
+};
+
+/** The spelling each path has in the spec (trailing slashes included), keyed by the adapter's form. */
+function exactPaths(): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const meta of procedureMeta.values()) {
+    const path = meta.openapi?.path;
+    if (path) map.set(path.replace(/\/+$/, '') || '/', path);
+  }
+  return map;
+}
+
+function isPageSchema(schema: Json | undefined): boolean {
+  const props = schema?.properties as Json | undefined;
+  return !!props && Object.keys(props).length === 2 && 'data' in props && 'meta' in props;
+}
+
+/** Success bodies are `{data: …}` on the wire (lists are already `{data, meta}`); errors are the envelope. */
+function envelopeResponses(operation: Json): void {
+  const responses = operation.responses as Record<string, Json> | undefined;
+  if (!responses) return;
+  for (const [status, response] of Object.entries(responses)) {
+    const media = (response.content as Record<string, Json> | undefined)?.['application/json'];
+    if (!media) continue;
+    if (status.startsWith('2')) {
+      const schema = media.schema as Json | undefined;
+      if (!isPageSchema(schema)) media.schema = { type: 'object', required: ['data'], properties: { data: schema ?? {} } };
+    } else {
+      media.schema = ERROR_ENVELOPE;
+    }
+  }
+}
+
+/** The OpenAPI 3.1 document of the REST door, with the spec's exact paths and the envelope. */
+export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: 'Identity service API',
+    description:
+      'Multi-tenant identity and access service. Every response is an envelope: `{"data": …}` (lists add `meta`) or ' +
+      '`{"error": {"code", "message"}, "meta": {"request_id"}}`, and carries `X-Request-ID`.',
+    version: '1.0.0',
+    openApiVersion: '3.1.0',
+    baseUrl,
+    securitySchemes: {
+      Authorization: { type: 'http', scheme: 'bearer', description: 'A secret API key (sk_…) or a user access token' },
+    },
+  });
+  const exact = exactPaths();
+  const paths: Record<string, Json> = {};
+  for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Json>)) {
+    for (const operation of Object.values(item)) {
+      if (typeof operation === 'object' && operation !== null && 'responses' in operation) envelopeResponses(operation as Json);
+    }
+    paths[exact.get(path) ?? path] = item;
+  }
+  return { ...doc, paths } as OpenAPIObject;
+}

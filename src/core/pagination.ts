@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+/** `page` starts at 1; `per_page` defaults to 20, at most 100. Anything else is BAD_REQUEST. */
+export const pageParams = {
+  page: z.coerce.number().int().min(1).default(1),
+  per_page: z.coerce.number().int().min(1).max(100).default(20),
+};
+
+export interface PageQuery {
+  page: number;
+  per_page: number;
+}
+
+export const pageMeta = z.object({ total: z.number().int(), page: z.number().int(), per_page: z.number().int() });
+
+/**
+ * A list answer: `{data: [...], meta: {total, page, per_page}}`. The REST envelope passes it through
+ * as it is (see core/envelope.ts), so lists read the same on every door.
+ */
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), meta: pageMeta });
+}
+
+export function toPage<T>(data: T[], total: number, query: PageQuery) {
+  return { data, meta: { total, page: query.page, per_page: query.per_page } };
+}
+
+export function offsetOf(query: PageQuery): { limit: number; offset: number } {
+  return { limit: query.per_page, offset: (query.page - 1) * query.per_page };
+}
+
+/** Escapes LIKE wildcards so a search for `50%` matches the text, not everything. */
+export function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export const deletedOutput = z.object({ id: z.string(), deleted: z.literal(true) });

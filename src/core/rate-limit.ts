@@ -1,0 +1,69 @@
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { AppError } from './errors.ts';
+
+/** The spec's limits, by name. Windows are in seconds. */
+export const LIMITS = {
+  global: { points: 1000, duration: 60 },
+  login: { points: 10, duration: 60 },
+  password: { points: 10, duration: 60 },
+  socialAuth: { points: 30, duration: 60 },
+  mfaVerify: { points: 5, duration: 300 },
+  oauthToken: { points: 60, duration: 60 },
+} as const;
+
+export type LimitName = keyof typeof LIMITS;
+
+export interface LimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+}
+
+export interface RateLimits {
+  consume(name: LimitName, key: string): Promise<LimitDecision>;
+}
+
+/**
+ * Counters live in Redis when it is configured, so every instance shares them; otherwise in process.
+ * If Redis fails, an in-process limiter takes over rather than letting requests through unlimited.
+ */
+export function createRateLimits(redis: Redis | null, prefix: string): RateLimits {
+  const limiters = new Map<LimitName, RateLimiterAbstract>();
+  for (const [name, { points, duration }] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
+    const keyPrefix = `${prefix}:${name}`;
+    const memory = new RateLimiterMemory({ keyPrefix, points, duration });
+    limiters.set(
+      name,
+      redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration, insuranceLimiter: memory }) : memory,
+    );
+  }
+  return {
+    async consume(name, key) {
+      const limiter = limiters.get(name) as RateLimiterAbstract;
+      const limit = LIMITS[name].points;
+      try {
+        const res = await limiter.consume(key);
+        return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+      }
+    },
+  };
+}
+
+export function rateLimitHeaders(decision: LimitDecision): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(decision.limit),
+    'RateLimit-Remaining': String(decision.remaining),
+    'RateLimit-Reset': String(decision.resetSeconds),
+    ...(decision.allowed ? {} : { 'Retry-After': String(decision.resetSeconds) }),
+  };
+}
+
+export function rateLimitedError(decision: LimitDecision): AppError {
+  return new AppError('RATE_LIMITED', 'Too many requests; try again later', { headers: rateLimitHeaders(decision) });
+}

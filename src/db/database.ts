@@ -1,0 +1,30 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../config.ts';
+import type { Logger } from '../core/logger.ts';
+import { startEmbeddedPostgres } from './embedded.ts';
+import { ormOptions } from './orm-config.ts';
+
+export interface Database {
+  orm: MikroORM;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** Connects to DATABASE_URL, or starts the embedded PostgreSQL under DATA_DIR when it is unset. */
+export async function openDatabase(config: Config, log: Logger, opts: { migrate: boolean }): Promise<Database> {
+  const embedded = config.DATABASE_URL === undefined ? await startEmbeddedPostgres(config.DATA_DIR) : undefined;
+  const url = embedded?.url ?? (config.DATABASE_URL as string);
+  const orm = await MikroORM.init(ormOptions(url, embedded ? 1 : 10));
+  if (opts.migrate) {
+    const applied = await orm.getMigrator().up();
+    if (applied.length > 0) log.info('migrations applied', { migrations: applied.map((m) => m.name) });
+  }
+  return {
+    orm,
+    embedded: embedded !== undefined,
+    async close() {
+      await orm.close(true);
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,10 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261125000000_foundation } from './Migration20261125000000_foundation.ts';
+
+/**
+ * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
+ * the CLI and tests. `npm run migration:create` writes a new file; add it here.
+ */
+export const migrationsList: MigrationObject[] = [
+  { name: 'Migration20261125000000_foundation', class: Migration20261125000000_foundation },
+];

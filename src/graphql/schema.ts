@@ -1,0 +1,10 @@
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { builder } from './builder.ts';
+import '../modules/users/users.graphql.ts';
+
+/** The admin schema: every module's `*.graphql.ts` registers its types on the builder above. */
+export const graphqlSchema: GraphQLSchema = builder.toSchema();
+
+export function printGraphQLSchema(): string {
+  return `${printSchema(lexicographicSortSchema(graphqlSchema))}\n`;
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { auditScope } from '../../core/audit-scope.ts';
+import { deletedOutput } from '../../core/pagination.ts';
+import { managementProcedure, router } from '../../core/trpc.ts';
+import { apiKeyIdInput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput } from './api-keys.schema.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from './api-keys.service.ts';
+
+export const apiKeysRouter = router({
+  list: managementProcedure('api_keys:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/api-keys', tags: ['api-keys'], summary: 'List secret API keys', protect: true } })
+    .input(z.object({}).prefault({}))
+    .output(z.array(apiKeyOutput))
+    .query(({ ctx }) => listApiKeys(ctx.em)),
+
+  create: managementProcedure('api_keys:write')
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/api-keys', tags: ['api-keys'], summary: 'Create a secret API key (shown once)', protect: true },
+      successStatus: 201,
+    })
+    .input(createApiKeyInput)
+    .output(createdApiKeyOutput)
+    .mutation(({ ctx, input }) => createApiKey(auditScope(ctx), input.name)),
+
+  revoke: managementProcedure('api_keys:write')
+    .meta({ openapi: { method: 'DELETE', path: '/api/v1/api-keys/{id}', tags: ['api-keys'], summary: 'Revoke a secret API key', protect: true } })
+    .input(apiKeyIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => revokeApiKey(auditScope(ctx), input.id)),
+});

@@ -1,0 +1,17 @@
+import { z } from 'zod';
+
+export const apiKeyOutput = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'ApiKey' });
+export type ApiKeyView = z.infer<typeof apiKeyOutput>;
+
+/** The only time the secret is ever shown. */
+export const createdApiKeyOutput = apiKeyOutput.extend({ key: z.string() }).meta({ id: 'CreatedApiKey' });
+
+export const createApiKeyInput = z.strictObject({ name: z.string().trim().min(1).max(200) });
+export const apiKeyIdInput = z.object({ id: z.string().max(100) });

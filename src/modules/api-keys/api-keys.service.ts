@@ -1,0 +1,48 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId, newId } from '../../core/ids.ts';
+import { newSecret, sha256 } from '../../core/secrets.ts';
+import { ApiKey } from './api-key.entity.ts';
+import type { ApiKeyView } from './api-keys.schema.ts';
+
+function toView(key: ApiKey): ApiKeyView {
+  return { id: key.id, name: key.name, prefix: key.prefix, created_at: key.createdAt.toISOString() };
+}
+
+/** Makes a key (or stores a chosen one, for bootstrap) and returns its secret once. */
+export function issueApiKey(em: EntityManager, workspaceId: string, name: string, chosenSecret?: string) {
+  const secret = chosenSecret ?? newSecret('sk_');
+  const key = Object.assign(new ApiKey(), {
+    id: newId('key'),
+    workspaceId,
+    name,
+    prefix: secret.slice(0, 10),
+    keyHash: sha256(secret),
+    createdAt: new Date(),
+    revokedAt: null,
+  });
+  em.persist(key);
+  return { key, secret };
+}
+
+export async function createApiKey(scope: AuditScope, name: string) {
+  const { key, secret } = issueApiKey(scope.em, scope.workspaceId, name);
+  recordAudit(scope, { eventType: 'api_key.create', target: { type: 'api_key', id: key.id } });
+  await scope.em.flush();
+  return { ...toView(key), key: secret };
+}
+
+export async function listApiKeys(em: EntityManager): Promise<ApiKeyView[]> {
+  const keys = await em.find(ApiKey, { revokedAt: null }, { orderBy: { id: 'asc' } });
+  return keys.map(toView);
+}
+
+export async function revokeApiKey(scope: AuditScope, id: string) {
+  const key = isId('key', id) ? await scope.em.findOne(ApiKey, { id, revokedAt: null }) : null;
+  if (!key) throw new AppError('NOT_FOUND', 'No such API key');
+  key.revokedAt = new Date();
+  recordAudit(scope, { eventType: 'api_key.revoke', target: { type: 'api_key', id: key.id } });
+  await scope.em.flush();
+  return { id: key.id, deleted: true as const };
+}

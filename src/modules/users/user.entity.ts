@@ -1,0 +1,37 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { tenantFilters } from '../../db/tenant.ts';
+
+export const USER_STATUSES = ['active', 'deactivated', 'locked'] as const;
+export type UserStatus = (typeof USER_STATUSES)[number];
+
+/** A person who signs in to a workspace. `passwordHash` never reaches an output schema. */
+export class User {
+  id!: string;
+  workspaceId!: string;
+  /** Stored lower-cased; unique per workspace. */
+  email!: string;
+  name!: string | null;
+  status!: UserStatus;
+  passwordHash!: string | null;
+  createdAt!: Date;
+  updatedAt!: Date;
+  lastSignInAt!: Date | null;
+}
+
+export const UserSchema = new EntitySchema<User>({
+  class: User,
+  tableName: 'users',
+  filters: tenantFilters,
+  uniques: [{ properties: ['workspaceId', 'email'] }],
+  properties: {
+    id: { type: 'string', primary: true },
+    workspaceId: { type: 'string' },
+    email: { type: 'string' },
+    name: { type: 'string', nullable: true },
+    status: { type: 'string' },
+    passwordHash: { type: 'string', nullable: true, lazy: true },
+    createdAt: { type: 'Date', columnType: 'timestamptz' },
+    updatedAt: { type: 'Date', columnType: 'timestamptz' },
+    lastSignInAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
+  },
+});

@@ -1,0 +1,27 @@
+import { auditScope } from '../../core/audit-scope.ts';
+import { managementProcedure, router } from '../../core/trpc.ts';
+import { createUserInput, listUsersInput, userIdInput, userOutput, userPage } from './users.schema.ts';
+import { createUser, getUser, listUsers } from './users.service.ts';
+
+export const usersRouter = router({
+  list: managementProcedure('users:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/users', tags: ['users'], summary: 'List users', protect: true } })
+    .input(listUsersInput)
+    .output(userPage)
+    .query(({ ctx, input }) => listUsers(ctx.em, input)),
+
+  create: managementProcedure('users:write')
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/users', tags: ['users'], summary: 'Create a user', protect: true },
+      successStatus: 201,
+    })
+    .input(createUserInput)
+    .output(userOutput)
+    .mutation(({ ctx, input }) => createUser(auditScope(ctx), input)),
+
+  get: managementProcedure('users:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/users/{id}', tags: ['users'], summary: 'Get a user', protect: true } })
+    .input(userIdInput)
+    .output(userOutput)
+    .query(({ ctx, input }) => getUser(ctx.em, input.id)),
+});

@@ -1,0 +1,74 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId, newId } from '../../core/ids.ts';
+import { likePattern, offsetOf, toPage } from '../../core/pagination.ts';
+import { hashPassword } from '../../core/passwords.ts';
+import { assignRole } from '../roles/builtin-roles.ts';
+import { Role } from '../roles/role.entity.ts';
+import { User } from './user.entity.ts';
+import type { CreateUserInput, ListUsersInput, UserView } from './users.schema.ts';
+
+export function toUserView(user: User): UserView {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    status: user.status,
+    created_at: user.createdAt.toISOString(),
+    updated_at: user.updatedAt.toISOString(),
+    last_sign_in_at: user.lastSignInAt?.toISOString() ?? null,
+  };
+}
+
+/** Builds a user row (password hashed) without saving it; the caller persists it. */
+export async function newUser(workspaceId: string, input: CreateUserInput): Promise<User> {
+  const now = new Date();
+  return Object.assign(new User(), {
+    id: newId('usr'),
+    workspaceId,
+    email: input.email,
+    name: input.name ?? null,
+    status: 'active',
+    passwordHash: await hashPassword(input.password),
+    createdAt: now,
+    updatedAt: now,
+    lastSignInAt: null,
+  });
+}
+
+export async function createUser(scope: AuditScope, input: CreateUserInput): Promise<UserView> {
+  const { em, workspaceId } = scope;
+  if (await em.count(User, { email: input.email })) {
+    throw new AppError('CONFLICT', 'A user with this email already exists');
+  }
+  const user = await newUser(workspaceId, input);
+  em.persist(user);
+  const member = await em.findOneOrFail(Role, { key: 'member' });
+  assignRole(em, workspaceId, user.id, member.id);
+  recordAudit(scope, { eventType: 'user.create', target: { type: 'user', id: user.id }, details: { email: user.email } });
+  await em.flush();
+  return toUserView(user);
+}
+
+export async function listUsers(em: EntityManager, query: ListUsersInput) {
+  const where: Record<string, unknown> = {};
+  if (query.status) where.status = query.status;
+  if (query.q) {
+    const pattern = likePattern(query.q);
+    where.$or = [{ email: { $ilike: pattern } }, { name: { $ilike: pattern } }];
+  }
+  const [users, total] = await em.findAndCount(User, where, { orderBy: { id: 'desc' }, ...offsetOf(query) });
+  return toPage(users.map(toUserView), total, query);
+}
+
+/** An id of another workspace, or one that is not a user id at all, is NOT_FOUND. */
+export async function findUser(em: EntityManager, id: string): Promise<User> {
+  const user = isId('usr', id) ? await em.findOne(User, { id }) : null;
+  if (!user) throw new AppError('NOT_FOUND', 'No such user');
+  return user;
+}
+
+export async function getUser(em: EntityManager, id: string): Promise<UserView> {
+  return toUserView(await findUser(em, id));
+}

@@ -1,0 +1,21 @@
+import type { AnyProcedure } from '@trpc/server';
+import { createCallerFactory, router, type Meta } from './core/trpc.ts';
+import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
+import { usersRouter } from './modules/users/users.router.ts';
+import { workspacesRouter } from './modules/workspaces/workspaces.router.ts';
+
+export const appRouter = router({
+  workspaces: workspacesRouter,
+  apiKeys: apiKeysRouter,
+  users: usersRouter,
+});
+
+export type AppRouter = typeof appRouter;
+
+export const createCaller = createCallerFactory(appRouter);
+
+/** Every procedure's meta by its dotted path (`users.create`), for the REST status and the OpenAPI paths. */
+const procedures = appRouter._def.procedures as unknown as Record<string, AnyProcedure>;
+export const procedureMeta = new Map<string, Meta>(
+  Object.entries(procedures).map(([path, procedure]) => [path, (procedure._def.meta ?? {}) as Meta]),
+);

@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { call, graphql, trpc } from './helpers/http.ts';
+import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
+
+/** The envelope and X-Request-ID on every kind of answer, through REST; the same codes on tRPC and GraphQL. */
+describe('envelope and request ids', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  function expectError(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
+    expect(res.status).toBe(status);
+    expect(res.body.error.code).toBe(code);
+    expect(typeof res.body.error.message).toBe('string');
+    expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
+  }
+
+  it('wraps a success in data and sets X-Request-ID', async () => {
+    const res = await call(app, 'GET', `/api/v1/users/${ws.owner.id}`, { token: ws.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body.data.id).toBe(ws.owner.id);
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('echoes a well-formed caller request id and replaces a bad one', async () => {
+    const good = await call(app, 'GET', '/api/v1/users', { token: ws.apiKey, headers: { 'x-request-id': 'abc.DEF_123-x' } });
+    expect(good.headers.get('x-request-id')).toBe('abc.DEF_123-x');
+    const bad = await call(app, 'GET', '/api/v1/nope', { headers: { 'x-request-id': 'has spaces and ü' } });
+    expect(bad.headers.get('x-request-id')).not.toBe('has spaces and ü');
+    expect(bad.body.meta.request_id).toBe(bad.headers.get('x-request-id'));
+    const long = await call(app, 'GET', '/api/v1/nope', { headers: { 'x-request-id': 'a'.repeat(129) } });
+    expect(long.headers.get('x-request-id')).not.toBe('a'.repeat(129));
+  });
+
+  it('answers an unknown path 404 NOT_FOUND in the envelope', async () => {
+    expectError(await call(app, 'GET', '/api/v1/no-such-thing'), 404, 'NOT_FOUND');
+    expectError(await call(app, 'DELETE', '/totally/elsewhere'), 404, 'NOT_FOUND');
+  });
+
+  it('answers malformed JSON 400 BAD_REQUEST', async () => {
+    expectError(await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: '{"email":' }), 400, 'BAD_REQUEST');
+  });
+
+  it('answers a body over 1 MiB 413 with code BAD_REQUEST', async () => {
+    const raw = JSON.stringify({ email: 'x@example.com', password: 'p'.repeat(1024 * 1024 + 10) });
+    expectError(await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw }), 413, 'BAD_REQUEST');
+  });
+
+  it('rejects unknown body fields with 400 and names them in details', async () => {
+    const res = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: 'strict@example.com', password: 'long enough pass', is_admin: true },
+    });
+    expectError(res, 400, 'BAD_REQUEST');
+    expect(res.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ message: expect.stringContaining('is_admin') })]));
+  });
+
+  it('answers a missing credential 401 UNAUTHORIZED and a bad one 401 INVALID_TOKEN', async () => {
+    expectError(await call(app, 'GET', '/api/v1/users'), 401, 'UNAUTHORIZED');
+    expectError(await call(app, 'GET', '/api/v1/users', { headers: { authorization: 'Basic abc' } }), 401, 'UNAUTHORIZED');
+    expectError(await call(app, 'GET', '/api/v1/users', { token: 'sk_not_a_real_key_000000000' }), 401, 'INVALID_TOKEN');
+    expectError(await call(app, 'GET', '/api/v1/users', { token: 'eyJhbGciOiJub25lIn0.e30.' }), 401, 'INVALID_TOKEN');
+  });
+
+  it('surfaces the same codes through tRPC and GraphQL', async () => {
+    const t401 = await trpc(app, 'query', 'users.list', {});
+    expect(t401.status).toBe(401);
+    expect(t401.body.error.data.appCode).toBe('UNAUTHORIZED');
+    const tBad = await trpc(app, 'query', 'users.list', { per_page: 0 }, ws.apiKey);
+    expect(tBad.status).toBe(400);
+    expect(tBad.body.error.data.appCode).toBe('BAD_REQUEST');
+    const t404 = await trpc(app, 'query', 'users.get', { id: 'usr_nope' }, ws.apiKey);
+    expect(t404.body.error.data.appCode).toBe('NOT_FOUND');
+
+    const g401 = await graphql(app, '{ users { meta { total } } }', {}, 'sk_not_a_real_key_000000000');
+    expect(g401.body.errors?.[0]?.extensions.code).toBe('INVALID_TOKEN');
+    const g404 = await graphql(app, 'query($id: ID!) { user(id: $id) { id } }', { id: 'usr_nope' }, ws.apiKey);
+    expect(g404.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+    const gBad = await graphql(app, '{ users(perPage: 101) { meta { total } } }', {}, ws.apiKey);
+    expect(gBad.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+  });
+
+  it('sets security headers and hides the framework', async () => {
+    const res = await call(app, 'GET', '/healthz');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-powered-by')).toBeNull();
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('serves the OpenAPI document', async () => {
+    const res = await call(app, 'GET', '/api/v1/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(Object.keys(res.body.paths)).toContain('/api/v1/users/{id}');
+  });
+});
+
+describe('global rate limit', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('answers the 1,001st call in a minute from one IP 429 RATE_LIMITED with Retry-After', async () => {
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      const results = await Promise.all(Array.from({ length: 100 }, () => call(app, 'GET', '/api/v1/nope')));
+      statuses.push(...results.map((r) => r.status));
+    }
+    expect(statuses.every((s) => s === 404)).toBe(true);
+    const limited = await call(app, 'GET', '/api/v1/nope');
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('RATE_LIMITED');
+    expect(limited.body.meta.request_id).toBe(limited.headers.get('x-request-id'));
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('ratelimit-limit')).toBe('1000');
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    // Health probes stay outside the limit, so a load balancer never marks a busy instance dead.
+    expect((await call(app, 'GET', '/healthz')).status).toBe(200);
+  });
+});
+
+describe('server-side failure', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp({ LOG_LEVEL: 'silent' });
+    ws = await createWorkspace(app);
+    // The database goes away under a running server: every door must answer INTERNAL, showing nothing.
+    await app.deps.orm.close(true);
+  });
+  afterAll(() => app.close());
+
+  it('answers 500 INTERNAL in the envelope without internals, on every door', async () => {
+    const res = await call(app, 'GET', '/api/v1/users', { token: ws.apiKey });
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('INTERNAL');
+    expect(res.body.error.message).not.toMatch(/pool|knex|connection|select/i);
+    expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
+
+    const t = await trpc(app, 'query', 'users.list', {}, ws.apiKey);
+    expect(t.status).toBe(500);
+    expect(t.body.error.data.appCode).toBe('INTERNAL');
+    expect(JSON.stringify(t.body)).not.toMatch(/stack|knex/i);
+
+    const g = await graphql(app, '{ users { meta { total } } }', {}, ws.apiKey);
+    expect(g.body.errors?.[0]?.extensions.code).toBe('INTERNAL');
+
+    const ready = await call(app, 'GET', '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body.error.code).toBe('INTERNAL');
+  });
+});
