@@ -7,6 +7,11 @@ import { defineConfig } from 'vitest/config';
 const embedded = !process.env.DATABASE_URL;
 
 export default defineConfig({
+  resolve: {
+    // graphql 16 ships ESM (via "module") and CJS; Node loads the CJS one for Pothos and yoga, so the
+    // tests must load that same copy or schemas built by one are foreign to the other.
+    alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
+  },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],

@@ -1,0 +1,61 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './core/logger.ts';
+import { openDatabase } from './db/database.ts';
+import { createWorkspaceInput } from './modules/workspaces/workspaces.schema.ts';
+import { createWorkspace } from './modules/workspaces/workspaces.service.ts';
+
+const USAGE = `Usage:
+  npm run cli -- migrate
+  npm run cli -- workspaces create --name NAME --owner-email EMAIL [--owner-password PASSWORD]
+
+Uses DATABASE_URL, or the embedded database under DATA_DIR (stop the server first: it holds it).`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [group, command, ...rest] = argv;
+  const config = loadConfig(process.env);
+  const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, (line) => process.stderr.write(line));
+
+  if (group === 'migrate' && command === undefined) {
+    const database = await openDatabase(config, createLogger('info', (line) => process.stderr.write(line)), { migrate: true });
+    await database.close();
+    return;
+  }
+
+  if (group === 'workspaces' && command === 'create') {
+    const { values } = parseArgs({
+      args: rest,
+      options: { name: { type: 'string' }, 'owner-email': { type: 'string' }, 'owner-password': { type: 'string' } },
+      strict: true,
+    });
+    const parsed = createWorkspaceInput.safeParse({
+      name: values.name,
+      owner: { email: values['owner-email'], ...(values['owner-password'] ? { password: values['owner-password'] } : {}) },
+    });
+    if (!parsed.success) {
+      fail(`Invalid arguments:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}\n\n${USAGE}`);
+    }
+    const database = await openDatabase(config, log, { migrate: true });
+    try {
+      const created = await database.orm.em.fork().transactional((em) =>
+        createWorkspace(em, parsed.data, { ip: null, userAgent: 'cli', requestId: null }),
+      );
+      process.stdout.write(`${JSON.stringify(created)}\n`);
+    } finally {
+      await database.close();
+    }
+    return;
+  }
+
+  fail(USAGE);
+}
+
+run(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) fail(error.message);
+  fail(`Failed: ${error instanceof Error ? error.message : String(error)}`);
+});

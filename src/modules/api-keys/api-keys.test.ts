@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+describe('secret API keys', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let other: TestWorkspace;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+    other = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  it('shows a new key once; the list never shows it again', async () => {
+    const created = await call(app, 'POST', '/api/v1/api-keys', { token: ws.apiKey, body: { name: 'CI deploys' } });
+    expect(created.status).toBe(201);
+    expect(created.body.data.key).toMatch(/^sk_[A-Za-z0-9_-]{40,}$/);
+    expect(created.body.data.prefix).toBe(created.body.data.key.slice(0, 10));
+    const list = await call(app, 'GET', '/api/v1/api-keys', { token: ws.apiKey });
+    expect(list.status).toBe(200);
+    const listed = list.body.data.find((k: { id: string }) => k.id === created.body.data.id);
+    expect(listed).toEqual({ id: created.body.data.id, name: 'CI deploys', prefix: created.body.data.prefix, created_at: created.body.data.created_at });
+    expect(JSON.stringify(list.body)).not.toContain(created.body.data.key);
+  });
+
+  it('a new key acts in its own workspace only; a revoked key is INVALID_TOKEN at once', async () => {
+    const created = await call(app, 'POST', '/api/v1/api-keys', { token: ws.apiKey, body: { name: 'temporary' } });
+    const key = created.body.data.key as string;
+    expect((await call(app, 'GET', `/api/v1/users/${ws.owner.id}`, { token: key })).status).toBe(200);
+    expect((await call(app, 'GET', `/api/v1/users/${other.owner.id}`, { token: key })).status).toBe(404);
+
+    const revoked = await call(app, 'DELETE', `/api/v1/api-keys/${created.body.data.id}`, { token: ws.apiKey });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body.data).toEqual({ id: created.body.data.id, deleted: true });
+    const after = await call(app, 'GET', '/api/v1/users', { token: key });
+    expect(after.status).toBe(401);
+    expect(after.body.error.code).toBe('INVALID_TOKEN');
+    const again = await call(app, 'DELETE', `/api/v1/api-keys/${created.body.data.id}`, { token: ws.apiKey });
+    expect(again.status).toBe(404);
+  });
+
+  it('cannot revoke another workspace’s key (404) and rejects a nameless key (400)', async () => {
+    const theirs = await call(app, 'POST', '/api/v1/api-keys', { token: other.apiKey, body: { name: 'theirs' } });
+    const res = await call(app, 'DELETE', `/api/v1/api-keys/${theirs.body.data.id}`, { token: ws.apiKey });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('NOT_FOUND');
+    expect((await call(app, 'GET', '/api/v1/users', { token: theirs.body.data.key })).status).toBe(200);
+    const nameless = await call(app, 'POST', '/api/v1/api-keys', { token: ws.apiKey, body: { name: '  ' } });
+    expect(nameless.status).toBe(400);
+    expect((await call(app, 'DELETE', '/api/v1/api-keys/not-an-id', { token: ws.apiKey })).status).toBe(404);
+  });
+});

@@ -1,0 +1,195 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditEvent } from '../audit/audit.entity.ts';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { call, graphql, trpc } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+describe('users: create, list, get through REST, tRPC and GraphQL', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let other: TestWorkspace;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'Acme');
+    other = await createWorkspace(app, 'Globex');
+  });
+  afterAll(() => app.close());
+
+  async function auditEvents(workspaceId: string, eventType: string, targetId?: string) {
+    const em = app.deps.orm.em.fork();
+    return em.find(AuditEvent, { eventType, ...(targetId ? { targetId } : {}) }, { filters: { tenant: { workspaceId } } });
+  }
+
+  it('creates a user: 201, lower-cased email, no password in the answer, member role, audit row', async () => {
+    const email = uniqueEmail('Ada').replace('ada', 'ADA');
+    const res = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email, password: 'a perfectly fine password', name: 'Ada Lovelace' },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ email: email.toLowerCase(), name: 'Ada Lovelace', status: 'active' });
+    expect(res.body.data.id).toMatch(/^usr_/);
+    expect(JSON.stringify(res.body)).not.toMatch(/password|argon/i);
+    expect(new Date(res.body.data.created_at).toISOString()).toBe(res.body.data.created_at);
+
+    const [event, ...more] = await auditEvents(ws.id, 'user.create', res.body.data.id);
+    expect(more).toHaveLength(0);
+    expect(event).toMatchObject({ outcome: 'success', actorType: 'api_key', targetType: 'user' });
+    expect(event?.requestId).toBe(res.headers.get('x-request-id'));
+  });
+
+  it('refuses a duplicate email (any case) with 409 CONFLICT and writes nothing', async () => {
+    const email = uniqueEmail('dup');
+    const first = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'password-123' } });
+    expect(first.status).toBe(201);
+    const again = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: email.toUpperCase(), password: 'password-123' } });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('CONFLICT');
+    const list = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(email)}`, { token: ws.apiKey });
+    expect(list.body.meta.total).toBe(1);
+    // The same email is free in another workspace: emails are unique per workspace only.
+    const elsewhere = await call(app, 'POST', '/api/v1/users', { token: other.apiKey, body: { email, password: 'password-123' } });
+    expect(elsewhere.status).toBe(201);
+  });
+
+  it('lets two concurrent creates of one email produce exactly one user', async () => {
+    const email = uniqueEmail('race');
+    const results = await Promise.all(
+      [1, 2, 3].map(() => call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'password-123' } })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    expect(results.filter((r) => r.status === 409).every((r) => r.body.error.code === 'CONFLICT')).toBe(true);
+  });
+
+  it.each([
+    [{ email: 'not-an-email', password: 'password-123' }, 'email'],
+    [{ email: 'short@example.com', password: 'seven77' }, 'password'],
+    [{ email: 'long@example.com', password: 'x'.repeat(129) }, 'password'],
+    [{ password: 'password-123' }, 'email'],
+    [{ email: 'nopass@example.com' }, 'password'],
+  ])('rejects %j with 400 naming %s', async (body, field) => {
+    const res = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('BAD_REQUEST');
+    expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(field);
+  });
+
+  it('accepts passwords of exactly 8 and 128 characters', async () => {
+    for (const password of ['x'.repeat(8), 'y'.repeat(128)]) {
+      const res = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: uniqueEmail('edge'), password } });
+      expect(res.status).toBe(201);
+    }
+  });
+
+  describe('listing', () => {
+    let listWs: TestWorkspace;
+    beforeAll(async () => {
+      listWs = await createWorkspace(app, 'Listing');
+      for (let i = 0; i < 24; i++) {
+        const res = await call(app, 'POST', '/api/v1/users', {
+          token: listWs.apiKey,
+          body: { email: `person${String(i).padStart(2, '0')}@list.test`, password: 'password-123', name: i % 2 ? 'Odd One' : 'Even One' },
+        });
+        expect(res.status).toBe(201);
+      }
+    });
+
+    it('pages with meta {total, page, per_page}, 20 by default, newest first', async () => {
+      const first = await call(app, 'GET', '/api/v1/users', { token: listWs.apiKey });
+      expect(first.status).toBe(200);
+      expect(first.body.meta).toEqual({ total: 25, page: 1, per_page: 20 });
+      expect(first.body.data).toHaveLength(20);
+      expect(first.body.data[0].email).toBe('person23@list.test');
+      const second = await call(app, 'GET', '/api/v1/users?page=2&per_page=20', { token: listWs.apiKey });
+      expect(second.body.data).toHaveLength(5);
+      const ids = new Set([...first.body.data, ...second.body.data].map((u: { id: string }) => u.id));
+      expect(ids.size).toBe(25);
+      const beyond = await call(app, 'GET', '/api/v1/users?page=9', { token: listWs.apiKey });
+      expect(beyond.body).toEqual({ data: [], meta: { total: 25, page: 9, per_page: 20 } });
+      const max = await call(app, 'GET', '/api/v1/users?per_page=100', { token: listWs.apiKey });
+      expect(max.body.data).toHaveLength(25);
+    });
+
+    it.each(['page=0', 'page=-1', 'per_page=0', 'per_page=101', 'per_page=abc', 'page=abc', 'page=1.5', 'status=bogus'])(
+      'answers ?%s with 400 BAD_REQUEST',
+      async (qs) => {
+        const res = await call(app, 'GET', `/api/v1/users?${qs}`, { token: listWs.apiKey });
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('BAD_REQUEST');
+      },
+    );
+
+    it('filters by q (email or name, case-insensitive, wildcards literal) and status', async () => {
+      const byEmail = await call(app, 'GET', '/api/v1/users?q=PERSON0', { token: listWs.apiKey });
+      expect(byEmail.body.meta.total).toBe(10);
+      const byName = await call(app, 'GET', '/api/v1/users?q=odd&per_page=100', { token: listWs.apiKey });
+      expect(byName.body.meta.total).toBe(12);
+      const wildcard = await call(app, 'GET', '/api/v1/users?q=%25', { token: listWs.apiKey });
+      expect(wildcard.body.meta.total).toBe(0);
+      const active = await call(app, 'GET', '/api/v1/users?status=active', { token: listWs.apiKey });
+      expect(active.body.meta.total).toBe(25);
+      const locked = await call(app, 'GET', '/api/v1/users?status=locked', { token: listWs.apiKey });
+      expect(locked.body.meta.total).toBe(0);
+    });
+
+    it('never shows another workspace’s users', async () => {
+      const res = await call(app, 'GET', '/api/v1/users?q=list.test', { token: ws.apiKey });
+      expect(res.body.meta.total).toBe(0);
+    });
+  });
+
+  it('gets a user by id; another workspace’s id and malformed ids are 404', async () => {
+    const own = await call(app, 'GET', `/api/v1/users/${ws.owner.id}`, { token: ws.apiKey });
+    expect(own.status).toBe(200);
+    expect(own.body.data).toMatchObject({ id: ws.owner.id, email: ws.owner.email });
+
+    for (const id of [other.owner.id, 'usr_00000000000000000000000000', 'nonsense', "usr_' or 1=1 --", 'x'.repeat(99)]) {
+      const res = await call(app, 'GET', `/api/v1/users/${encodeURIComponent(id)}`, { token: ws.apiKey });
+      expect(res.status, id).toBe(404);
+      expect(res.body.error.code).toBe('NOT_FOUND');
+    }
+  });
+
+  it('serves the same procedures through tRPC', async () => {
+    const created = await trpc(app, 'mutation', 'users.create', { email: uniqueEmail('trpc'), password: 'password-123' }, ws.apiKey);
+    expect(created.status).toBe(200);
+    const id = created.body.result.data.id;
+    const got = await trpc(app, 'query', 'users.get', { id }, ws.apiKey);
+    expect(got.body.result.data.id).toBe(id);
+    const list = await trpc(app, 'query', 'users.list', undefined, ws.apiKey);
+    expect(list.body.result.data.meta.per_page).toBe(20);
+    const dup = await trpc(app, 'mutation', 'users.create', { email: created.body.result.data.email, password: 'password-123' }, ws.apiKey);
+    expect(dup.status).toBe(409);
+    expect(dup.body.error.data.appCode).toBe('CONFLICT');
+    const cross = await trpc(app, 'query', 'users.get', { id: other.owner.id }, ws.apiKey);
+    expect(cross.body.error.data.appCode).toBe('NOT_FOUND');
+  });
+
+  it('serves the same procedures through GraphQL', async () => {
+    const email = uniqueEmail('gql');
+    const created = await graphql(
+      app,
+      'mutation($input: CreateUserInput!) { createUser(input: $input) { id email status createdAt } }',
+      { input: { email, password: 'password-123', name: 'Grace' } },
+      ws.apiKey,
+    );
+    expect(created.body.errors).toBeUndefined();
+    const user = created.body.data.createUser;
+    expect(user).toMatchObject({ email, status: 'active' });
+    const got = await graphql(app, 'query($id: ID!) { user(id: $id) { id email name } }', { id: user.id }, ws.apiKey);
+    expect(got.body.data.user).toEqual({ id: user.id, email, name: 'Grace' });
+    const page = await graphql(app, '{ users(perPage: 1) { data { id } meta { total page perPage } } }', {}, ws.apiKey);
+    expect(page.body.data.users.meta).toMatchObject({ page: 1, perPage: 1 });
+    expect(page.body.data.users.data).toHaveLength(1);
+    const dup = await graphql(
+      app,
+      'mutation($input: CreateUserInput!) { createUser(input: $input) { id } }',
+      { input: { email, password: 'password-123' } },
+      ws.apiKey,
+    );
+    expect(dup.body.errors?.[0]?.extensions.code).toBe('CONFLICT');
+    const cross = await graphql(app, 'query($id: ID!) { user(id: $id) { id } }', { id: other.owner.id }, ws.apiKey);
+    expect(cross.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+  });
+});

@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { uniqueEmail } from '../../../test/helpers/workspace.ts';
+
+const run = promisify(execFile);
+
+describe('POST /platform/v1/workspaces', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('creates a workspace with owner and API key (201, CONTRACT shape); the key works at once', async () => {
+    const email = uniqueEmail('founder');
+    const res = await call(app, 'POST', '/platform/v1/workspaces', {
+      token: PLATFORM_TOKEN,
+      body: { name: 'Initech', owner: { email, password: 'founder password' } },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toEqual({
+      workspace: { id: expect.stringMatching(/^wsp_/), name: 'Initech' },
+      api_key: expect.stringMatching(/^sk_/),
+      owner: { id: expect.stringMatching(/^usr_/), email },
+    });
+    const users = await call(app, 'GET', '/api/v1/users', { token: res.body.data.api_key });
+    expect(users.body.data.map((u: { email: string }) => u.email)).toEqual([email]);
+  });
+
+  it('generates and returns an owner password when none is given', async () => {
+    const res = await call(app, 'POST', '/platform/v1/workspaces', {
+      token: PLATFORM_TOKEN,
+      body: { name: 'No password', owner: { email: uniqueEmail('owner') } },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.data.owner.password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+  });
+
+  it('refuses a missing token (401 UNAUTHORIZED), a wrong one (401 INVALID_TOKEN), an API key, and bad bodies', async () => {
+    const body = { name: 'X', owner: { email: uniqueEmail() } };
+    const none = await call(app, 'POST', '/platform/v1/workspaces', { body });
+    expect([none.status, none.body.error.code]).toEqual([401, 'UNAUTHORIZED']);
+    const wrong = await call(app, 'POST', '/platform/v1/workspaces', { token: 'x'.repeat(30), body });
+    expect([wrong.status, wrong.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    const created = await call(app, 'POST', '/platform/v1/workspaces', { token: PLATFORM_TOKEN, body });
+    const asKey = await call(app, 'POST', '/platform/v1/workspaces', { token: created.body.data.api_key, body });
+    expect([asKey.status, asKey.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    for (const bad of [{}, { name: '' }, { name: 'X', owner: { email: 'nope' } }, { name: 'X', owner: { email: uniqueEmail() }, plan: 'pro' }]) {
+      const res = await call(app, 'POST', '/platform/v1/workspaces', { token: PLATFORM_TOKEN, body: bad });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+    }
+  });
+});
+
+describe('platform API without PLATFORM_API_TOKEN', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ PLATFORM_API_TOKEN: '' });
+  });
+  afterAll(() => app.close());
+
+  it('does not exist (404)', async () => {
+    const res = await call(app, 'POST', '/platform/v1/workspaces', {
+      token: PLATFORM_TOKEN,
+      body: { name: 'X', owner: { email: uniqueEmail() } },
+    });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('npm run cli -- workspaces create', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'identity-cli-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('prints the created workspace as one JSON line, and rejects bad arguments', async () => {
+    // Its own embedded database: the shared test database may be held by another connection.
+    const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', BASE_URL: '', DATA_DIR: dataDir };
+    const email = uniqueEmail('cli');
+    const { stdout } = await run('npx', ['tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'From CLI', '--owner-email', email, '--owner-password', 'cli password 1'], { env });
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const created = JSON.parse(lines[0] as string);
+    expect(created).toEqual({
+      workspace: { id: expect.stringMatching(/^wsp_/), name: 'From CLI' },
+      api_key: expect.stringMatching(/^sk_/),
+      owner: { id: expect.stringMatching(/^usr_/), email },
+    });
+    await expect(run('npx', ['tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'X', '--owner-email', 'bad'], { env })).rejects.toMatchObject({
+      stderr: expect.stringContaining('owner.email'),
+    });
+  }, 60_000);
+});

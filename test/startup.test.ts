@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/** `npm start` as a user runs it: a real process, its own port and DATA_DIR. */
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  url: string;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function start(env: Record<string, string>): Promise<Started> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, BASE_URL: '', DATABASE_URL: '', REDIS_URL: '', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!out.includes('"msg":"listening"')) {
+    if (child.exitCode !== null) throw new Error(`server exited early:\n${out}`);
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, output: () => out, url: `http://127.0.0.1:${port}` };
+}
+
+async function stop(started: Started): Promise<number | null> {
+  if (started.child.exitCode !== null) return started.child.exitCode;
+  const exited = new Promise<number | null>((resolve) => started.child.once('exit', (code) => resolve(code)));
+  started.child.kill('SIGTERM');
+  return exited;
+}
+
+describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)', () => {
+  let dataDir: string;
+  const apiKey = `sk_bootstrap_${'k'.repeat(24)}`;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'identity-start-'));
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('bootstraps a workspace once, prints it, and keeps it across restarts', async () => {
+    const env = { DATA_DIR: dataDir, BOOTSTRAP_OWNER_EMAIL: 'Boss@Example.com', BOOTSTRAP_API_KEY: apiKey };
+    const first = await start(env);
+    try {
+      const out = first.output();
+      const workspaceId = /workspace id\s+(wsp_\w+)/.exec(out)?.[1];
+      expect(workspaceId).toBeDefined();
+      expect(out).toContain(`secret API key ${apiKey}`);
+      expect(out).toContain('owner email    boss@example.com');
+      expect(out).toMatch(/owner password [A-Za-z0-9_-]{20,}/);
+      expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${first.url}/readyz`);
+      expect(await ready.json()).toEqual({ data: { status: 'ready', checks: { database: 'ok' } } });
+      const users = (await (await fetch(`${first.url}/api/v1/users`, { headers: { authorization: `Bearer ${apiKey}` } })).json()) as {
+        data: { email: string }[];
+      };
+      expect(users.data.map((u) => u.email)).toEqual(['boss@example.com']);
+    } finally {
+      expect(await stop(first)).toBe(0);
+    }
+
+    const second = await start({ DATA_DIR: dataDir });
+    try {
+      expect(second.output()).not.toContain('First start');
+      const res = await fetch(`${second.url}/api/v1/users`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(1);
+    } finally {
+      await stop(second);
+    }
+  }, 120_000);
+});
+
+// Registered only where the services are configured (CI), so a bare machine has no skipped test.
+const realServices = process.env.DATABASE_URL && process.env.REDIS_URL;
+(realServices ? describe : () => undefined)('npm start with DATABASE_URL and REDIS_URL', () => {
+  it('uses the real PostgreSQL and Redis', async () => {
+    const started = await start({ DATABASE_URL: process.env.DATABASE_URL as string, REDIS_URL: process.env.REDIS_URL as string });
+    try {
+      expect(started.output()).toContain('"database":"postgresql","redis":"redis"');
+      const ready = await fetch(`${started.url}/readyz`);
+      expect(await ready.json()).toEqual({ data: { status: 'ready', checks: { database: 'ok', redis: 'ok' } } });
+    } finally {
+      await stop(started);
+    }
+  }, 60_000);
+});
+
+describe('configuration errors', () => {
+  it('stop start-up with a message naming the variable', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: 'eighty', REDIS_URL: 'http://nope' } });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(err).toContain('PORT');
+    expect(err).toContain('REDIS_URL');
+  }, 30_000);
+});
