@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiKey } from '../modules/api-keys/api-key.entity.ts';
 import { AppError } from './errors.ts';
 import type { Grant } from './permissions.ts';
 import { sha256 } from './secrets.ts';
@@ -19,10 +18,18 @@ export function bearerToken(authorization: string | null): string {
   return match[1];
 }
 
+/**
+ * Runs on every API-key request, so it is one indexed statement rather than an ORM find (which
+ * costs several times more CPU; see docs/decisions.md).
+ */
 async function apiKeyPrincipal(em: EntityManager, secret: string): Promise<Principal> {
-  const key = await em.findOne(ApiKey, { keyHash: sha256(secret), revokedAt: null }, { filters: false });
+  const [key] = await em
+    .getConnection()
+    .execute<{ id: string; workspace_id: string }[]>('select id, workspace_id from api_keys where key_hash = ? and revoked_at is null', [
+      sha256(secret),
+    ]);
   if (!key) throw new AppError('INVALID_TOKEN', 'The API key is invalid or has been revoked');
-  return { type: 'api_key', id: key.id, workspaceId: key.workspaceId, grants: ['*'] };
+  return { type: 'api_key', id: key.id, workspaceId: key.workspace_id, grants: ['*'] };
 }
 
 /**
