@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditEvent } from '../src/modules/audit/audit.entity.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { call, graphql, trpc } from './helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
@@ -93,6 +94,18 @@ describe('envelope and request ids', () => {
     expect(res.headers.get('x-request-id')).toBeTruthy();
   });
 
+  it('carries X-Request-ID on GraphQL and tRPC answers too', async () => {
+    const g = await graphql(app, '{ users { meta { total } } }', {}, ws.apiKey);
+    expect(g.headers.get('x-request-id')).toBeTruthy();
+    const t = await trpc(app, 'query', 'users.list', {}, ws.apiKey);
+    expect(t.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('does not serve GraphiQL outside development', async () => {
+    const res = await call(app, 'GET', '/graphql', { headers: { accept: 'text/html' } });
+    expect(res.headers.get('content-type') ?? '').not.toContain('text/html');
+  });
+
   it('serves the OpenAPI document', async () => {
     const res = await call(app, 'GET', '/api/v1/openapi.json');
     expect(res.status).toBe(200);
@@ -156,5 +169,48 @@ describe('server-side failure', () => {
     const ready = await call(app, 'GET', '/readyz');
     expect(ready.status).toBe(503);
     expect(ready.body.error.code).toBe('INTERNAL');
+  });
+});
+
+describe('client IP', () => {
+  async function auditIp(app: TestApp, ws: TestWorkspace, requestId: string) {
+    const em = app.deps.orm.em.fork();
+    const [event] = await em.find(AuditEvent, { requestId }, { filters: { tenant: { workspaceId: ws.id } } });
+    return event?.ip;
+  }
+
+  // One app at a time: without DATABASE_URL the tests share a single-connection embedded database.
+  it.each([
+    ['unset', {}, /^(::ffff:)?127\.0\.0\.1$/],
+    ['loopback', { TRUST_PROXY: 'loopback' }, /^203\.0\.113\.7$/],
+  ])('with TRUST_PROXY %s, the audited client IP matches %s', async (_label, env, expected) => {
+    const app = await startTestApp(env);
+    try {
+      const ws = await createWorkspace(app);
+      const requestId = `ip-test-${Date.now()}`;
+      const res = await call(app, 'POST', '/api/v1/users', {
+        token: ws.apiKey,
+        headers: { 'x-forwarded-for': '203.0.113.7', 'x-request-id': requestId },
+        body: { email: `ip-${Date.now()}@example.com`, password: 'password-123' },
+      });
+      expect(res.status).toBe(201);
+      expect(await auditIp(app, ws, requestId)).toMatch(expected);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('development mode', () => {
+  it('serves GraphiQL at /graphql to a browser', async () => {
+    const app = await startTestApp({ NODE_ENV: 'development' });
+    try {
+      const res = await call(app, 'GET', '/graphql', { headers: { accept: 'text/html' } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(String(res.body)).toContain('GraphiQL');
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -60,6 +60,10 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     );
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
     expect(results.filter((r) => r.status === 409).every((r) => r.body.error.code === 'CONFLICT')).toBe(true);
+    // The audit row shares the transaction: the refused creates left none behind.
+    const created = results.find((r) => r.status === 201)?.body.data.id;
+    const events = (await auditEvents(ws.id, 'user.create')).filter((e) => e.details.email === email);
+    expect(events.map((e) => e.targetId)).toEqual([created]);
   });
 
   it.each([
