@@ -25,6 +25,7 @@ export class Migration20261125000000_foundation extends Migration {
         last_sign_in_at timestamptz null,
         constraint users_workspace_id_email_unique unique (workspace_id, email)
       );
+      create index users_workspace_id_id_index on users (workspace_id, id);
 
       create table api_keys (
         id text primary key,
