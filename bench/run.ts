@@ -66,12 +66,26 @@ async function load(name: string, url: string, headers: Record<string, string>):
   await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
   const result = await autocannon(options);
   process.stdout.write(`${name}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);
-  return { name, requests: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
+  return {
+    name,
+    requests: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors,
+  };
 }
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'identity-bench-'));
-  const env = { DATA_DIR: dataDir, PORT: String(PORT_APP), HOST: '127.0.0.1', LOG_LEVEL: 'info', TRUST_PROXY: 'loopback', NODE_ENV: 'production', BASE_URL: '' };
+  const env = {
+    DATA_DIR: dataDir,
+    PORT: String(PORT_APP),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    TRUST_PROXY: 'loopback',
+    NODE_ENV: 'production',
+    BASE_URL: '',
+  };
   const config = loadConfig({ ...process.env, ...env });
   const database = config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite';
   const redis = config.REDIS_URL ? 'Redis (REDIS_URL)' : 'in-process';
@@ -102,7 +116,10 @@ async function main(): Promise<void> {
   const table = [
     '| scenario | req/s | p50 ms | p99 ms | non-2xx | of ceiling |',
     '|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${Math.round(r.requests)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${((r.requests / ceiling) * 100).toFixed(1)}% |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${Math.round(r.requests)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${((r.requests / ceiling) * 100).toFixed(1)}% |`,
+    ),
   ];
   const report = [
     '# Benchmark results',

@@ -16,11 +16,15 @@ export async function seed(config: Config, users: number): Promise<Seeded> {
   const database = await openDatabase(config, createLogger('warn'), { migrate: true });
   try {
     const created = await database.orm.em.fork().transactional((em) =>
-      createWorkspace(em, { name: 'Bench', owner: { email: `owner-${Date.now()}@bench.test`, password: 'bench password' } }, {
-        ip: null,
-        userAgent: 'bench',
-        requestId: null,
-      }),
+      createWorkspace(
+        em,
+        { name: 'Bench', owner: { email: `owner-${Date.now()}@bench.test`, password: 'bench password' } },
+        {
+          ip: null,
+          userAgent: 'bench',
+          requestId: null,
+        },
+      ),
     );
     const hash = await hashPassword('bench password');
     const now = new Date();
@@ -35,6 +39,8 @@ export async function seed(config: Config, users: number): Promise<Seeded> {
         createdAt: now,
         updatedAt: now,
         lastSignInAt: null,
+        failedLoginCount: 0,
+        lockedUntil: null,
       }));
       await database.orm.em.fork().insertMany(User, rows);
     }

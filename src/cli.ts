@@ -22,7 +22,11 @@ async function run(argv: string[]): Promise<void> {
   const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, (line) => process.stderr.write(line));
 
   if (group === 'migrate' && command === undefined) {
-    const database = await openDatabase(config, createLogger('info', (line) => process.stderr.write(line)), { migrate: true });
+    const database = await openDatabase(
+      config,
+      createLogger('info', (line) => process.stderr.write(line)),
+      { migrate: true },
+    );
     await database.close();
     return;
   }
@@ -42,9 +46,9 @@ async function run(argv: string[]): Promise<void> {
     }
     const database = await openDatabase(config, log, { migrate: true });
     try {
-      const created = await database.orm.em.fork().transactional((em) =>
-        createWorkspace(em, parsed.data, { ip: null, userAgent: 'cli', requestId: null }),
-      );
+      const created = await database.orm.em
+        .fork()
+        .transactional((em) => createWorkspace(em, parsed.data, { ip: null, userAgent: 'cli', requestId: null }));
       process.stdout.write(`${JSON.stringify(created)}\n`);
     } finally {
       await database.close();

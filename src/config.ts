@@ -18,7 +18,10 @@ const configSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
   TRUST_PROXY: optionalString,
   PLATFORM_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   BOOTSTRAP_WORKSPACE_NAME: z.string().min(1).max(200).default('Default workspace'),
@@ -30,6 +33,15 @@ const configSchema = z.object({
     .optional(),
   ACCESS_TOKEN_TTL: durationSeconds.default(15 * 60),
   REFRESH_TOKEN_TTL: durationSeconds.default(30 * 24 * 60 * 60),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  MAIL_FROM: z.string().min(3).default('Identity <no-reply@localhost>'),
+  VAULT_MASTER_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    .optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Prefix of rate-limit keys in Redis; lets several deployments (or test runs) share one Redis. */
   RATE_LIMIT_PREFIX: z.string().min(1).default('rl'),

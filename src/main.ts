@@ -1,11 +1,10 @@
 import type { Server } from 'node:http';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import type { AppDeps } from './core/context.ts';
 import { createLogger } from './core/logger.ts';
-import { createRateLimits } from './core/rate-limit.ts';
 import { connectRedis } from './core/redis.ts';
 import { openDatabase } from './db/database.ts';
+import { closeDeps, createDeps } from './deps.ts';
 import { bootstrapFirstWorkspace, printBootstrap } from './modules/workspaces/bootstrap.ts';
 
 function readConfig(): Config {
@@ -26,7 +25,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.LOG_LEVEL);
   const database = await openDatabase(config, log, { migrate: true });
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, log) : null;
-  const deps: AppDeps = { config, orm: database.orm, log, redis, rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX) };
+  const deps = await createDeps({ config, orm: database.orm, log, redis });
 
   const created = await bootstrapFirstWorkspace(database.orm, config);
   if (created) printBootstrap(created, config, log);
@@ -47,6 +46,7 @@ async function main(): Promise<void> {
     log.info('shutting down', { signal });
     server.close();
     server.closeIdleConnections();
+    await closeDeps(deps);
     await database.close();
     redis?.disconnect();
     process.exit(0);

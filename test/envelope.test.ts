@@ -59,7 +59,9 @@ describe('envelope and request ids', () => {
       body: { email: 'strict@example.com', password: 'long enough pass', is_admin: true },
     });
     expectError(res, 400, 'BAD_REQUEST');
-    expect(res.body.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ message: expect.stringContaining('is_admin') })]));
+    expect(res.body.error.details).toEqual(
+      expect.arrayContaining([expect.objectContaining({ message: expect.stringContaining('is_admin') })]),
+    );
   });
 
   it('answers a missing credential 401 UNAUTHORIZED and a bad one 401 INVALID_TOKEN', async () => {

@@ -106,7 +106,9 @@ const realServices = process.env.DATABASE_URL && process.env.REDIS_URL;
 
 describe('configuration errors', () => {
   it('stop start-up with a message naming the variable', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, PORT: 'eighty', REDIS_URL: 'http://nope' } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, PORT: 'eighty', REDIS_URL: 'http://nope' },
+    });
     let err = '';
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -1,4 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { verifyAccessToken } from '../modules/auth/access-token.ts';
+import type { AppDeps } from './context.ts';
 import { AppError } from './errors.ts';
 import type { Grant } from './permissions.ts';
 import { sha256 } from './secrets.ts';
@@ -18,12 +19,13 @@ export function bearerToken(authorization: string | null): string {
   return match[1];
 }
 
-/**
- * Runs on every API-key request, so it is one indexed statement rather than an ORM find (which
- * costs several times more CPU; see docs/decisions.md).
+/*
+ * Both lookups below run on every request, so each is one indexed statement rather than ORM finds
+ * (several times the CPU; see docs/decisions.md).
  */
-async function apiKeyPrincipal(em: EntityManager, secret: string): Promise<Principal> {
-  const [key] = await em
+
+async function apiKeyPrincipal(deps: AppDeps, secret: string): Promise<Principal> {
+  const [key] = await deps.orm.em
     .getConnection()
     .execute<{ id: string; workspace_id: string }[]>('select id, workspace_id from api_keys where key_hash = ? and revoked_at is null', [
       sha256(secret),
@@ -32,12 +34,55 @@ async function apiKeyPrincipal(em: EntityManager, secret: string): Promise<Princ
   return { type: 'api_key', id: key.id, workspaceId: key.workspace_id, grants: ['*'] };
 }
 
+interface LiveSession {
+  user_id: string;
+  workspace_id: string;
+  roles: string[];
+  grants: Grant[][];
+}
+
+/**
+ * A signed, unexpired token is not enough: its session must still be live and its user not
+ * deactivated, so logout and revocation act at once. Roles and permissions are read live too, so an
+ * expired role assignment stops granting on the second it expires.
+ */
+async function accessTokenPrincipal(deps: AppDeps, token: string): Promise<Principal> {
+  const claims = await verifyAccessToken(
+    { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
+    token,
+  );
+  const now = deps.clock.now();
+  const [live] = await deps.orm.em.getConnection().execute<LiveSession[]>(
+    `select s.user_id, s.workspace_id,
+            coalesce(array_agg(r.key) filter (where r.key is not null), '{}') as roles,
+            coalesce(jsonb_agg(r.permissions) filter (where r.key is not null), '[]'::jsonb) as grants
+       from sessions s
+       join users u on u.id = s.user_id and u.status <> 'deactivated'
+       left join role_assignments ra on ra.user_id = s.user_id and (ra.expires_at is null or ra.expires_at > ?)
+       left join roles r on r.id = ra.role_id
+      where s.id = ? and s.ended_at is null and s.expires_at > ?
+      group by s.user_id, s.workspace_id`,
+    [now, claims.sid, now],
+  );
+  if (!live || live.user_id !== claims.sub || live.workspace_id !== claims.tid) {
+    throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
+  }
+  return {
+    type: 'user',
+    id: live.user_id,
+    workspaceId: live.workspace_id,
+    sessionId: claims.sid,
+    roles: live.roles,
+    grants: live.grants.flat(),
+  };
+}
+
 /**
  * Resolves the caller from the bearer credential: a secret API key (`sk_…`) or a user's access token.
  * Bad, expired or revoked credentials are INVALID_TOKEN.
  */
-export async function authenticate(em: EntityManager, authorization: string | null): Promise<Principal> {
+export async function authenticate(deps: AppDeps, authorization: string | null): Promise<Principal> {
   const token = bearerToken(authorization);
-  if (token.startsWith('sk_')) return apiKeyPrincipal(em, token);
-  throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
+  if (token.startsWith('sk_')) return apiKeyPrincipal(deps, token);
+  return accessTokenPrincipal(deps, token);
 }

@@ -2,6 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
+import type { SigningKeys } from '../modules/auth/signing-keys.ts';
+import type { EmailDispatcher } from '../modules/email/dispatcher.ts';
+import type { Clock } from './clock.ts';
+import type { CryptoBox } from './crypto-box.ts';
 import type { Logger } from './logger.ts';
 import type { RateLimits } from './rate-limit.ts';
 import { getRequestInfo } from './request-info.ts';
@@ -13,6 +17,11 @@ export interface AppDeps {
   log: Logger;
   rateLimits: RateLimits;
   redis: Redis | null;
+  clock: Clock;
+  /** Seals secrets at rest under the master key. */
+  box: CryptoBox;
+  keys: SigningKeys;
+  mailer: EmailDispatcher;
 }
 
 /** Per-request context, the same for all three doors. Procedure builders narrow it further. */
@@ -26,6 +35,8 @@ export interface Context {
   authorization: string | null;
   /** `X-Tenant-ID`, read only by public procedures. */
   tenantHeader: string | null;
+  /** Run after the request's transaction commits (kick the mailer, the webhook dispatcher…). */
+  afterCommit: (() => void)[];
 }
 
 function header(req: IncomingMessage, name: string): string | null {
@@ -44,5 +55,6 @@ export function createContext(deps: AppDeps, req: IncomingMessage): Context {
     userAgent: header(req, 'user-agent')?.slice(0, 512) ?? null,
     authorization: header(req, 'authorization'),
     tenantHeader: header(req, 'x-tenant-id'),
+    afterCommit: [],
   };
 }

@@ -39,6 +39,11 @@ export interface AppErrorOptions {
   headers?: Record<string, string>;
   /** Internal cause: logged, never shown. */
   cause?: unknown;
+  /**
+   * Commit what the request wrote before failing (a failed sign-in's audit row and lockout counter,
+   * the session ended by refresh-token reuse). Without it a failed mutation writes nothing.
+   */
+  keepChanges?: boolean;
 }
 
 /**
@@ -50,6 +55,7 @@ export class AppError extends TRPCError {
   readonly status: number;
   readonly details: FieldProblem[] | undefined;
   readonly headers: Record<string, string>;
+  readonly keepChanges: boolean;
 
   constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
     super({ code: TABLE[code].trpc, message, cause: options.cause });
@@ -58,6 +64,7 @@ export class AppError extends TRPCError {
     this.status = options.status ?? TABLE[code].status;
     this.details = options.details;
     this.headers = options.headers ?? {};
+    this.keepChanges = options.keepChanges ?? false;
   }
 }
 

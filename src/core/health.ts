@@ -28,7 +28,9 @@ export function healthRoutes(deps: AppDeps): Router {
         checks.redis = 'failing';
       }
     }
-    const failing = Object.entries(checks).filter(([, v]) => v === 'failing').map(([k]) => k);
+    const failing = Object.entries(checks)
+      .filter(([, v]) => v === 'failing')
+      .map(([k]) => k);
     if (failing.length > 0) {
       return sendError(res, new AppError('INTERNAL', `Not ready: ${failing.join(', ')} unreachable`, { status: 503 }));
     }

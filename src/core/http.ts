@@ -59,7 +59,8 @@ export function errorHandler(deps: AppDeps): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
     const { type } = (error ?? {}) as BodyParserError;
-    if (type === 'entity.too.large') return sendError(res, new AppError('BAD_REQUEST', 'The request body is larger than 1 MiB', { status: 413 }));
+    if (type === 'entity.too.large')
+      return sendError(res, new AppError('BAD_REQUEST', 'The request body is larger than 1 MiB', { status: 413 }));
     if (type === 'entity.parse.failed') return sendError(res, new AppError('BAD_REQUEST', 'The request body is not valid JSON'));
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return sendError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding', { status: 415 }));

@@ -7,8 +7,29 @@ import { randomBytes } from 'node:crypto';
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 export type IdPrefix =
-  | 'wsp' | 'usr' | 'key' | 'rol' | 'ras' | 'evt' | 'ses' | 'fac' | 'inv' | 'grp' | 'org'
-  | 'app' | 'whk' | 'dlv' | 'act' | 'vlt' | 'dom' | 'req' | 'rev' | 'sgk';
+  | 'wsp'
+  | 'usr'
+  | 'key'
+  | 'rol'
+  | 'ras'
+  | 'evt'
+  | 'ses'
+  | 'fac'
+  | 'inv'
+  | 'grp'
+  | 'org'
+  | 'app'
+  | 'whk'
+  | 'dlv'
+  | 'act'
+  | 'vlt'
+  | 'dom'
+  | 'req'
+  | 'rev'
+  | 'sgk'
+  | 'rtk'
+  | 'prt'
+  | 'eml';
 
 function encodeTime(ms: number): string {
   let out = '';

@@ -21,10 +21,7 @@ export type Resource = (typeof RESOURCES)[number];
 export type Permission = `${Resource}:${'read' | 'write'}` | 'vault:reveal';
 export type Grant = Permission | '*';
 
-export const ALL_PERMISSIONS: Permission[] = [
-  ...RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`] as Permission[]),
-  'vault:reveal',
-];
+export const ALL_PERMISSIONS: Permission[] = [...RESOURCES.flatMap((r) => [`${r}:read`, `${r}:write`] as Permission[]), 'vault:reveal'];
 
 export const READ_PERMISSIONS: Permission[] = RESOURCES.map((r) => `${r}:read` as Permission);
 

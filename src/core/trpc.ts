@@ -8,6 +8,8 @@ import type { Context } from './context.ts';
 import { grants, type Permission } from './permissions.ts';
 import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
+import { isId } from './ids.ts';
+import { rateLimitedError, type LimitName } from './rate-limit.ts';
 
 /** Procedure meta: the REST path (trpc-to-openapi) and the status a success answers with. */
 export type Meta = OpenApiMeta<{ successStatus?: 200 | 201 }>;
@@ -38,7 +40,8 @@ export const middleware = t.middleware;
 
 /**
  * One transaction per mutation: the handler, its audit rows and its outbox rows commit together or
- * not at all. Queries run on the request's plain fork.
+ * not at all (unless the error asks to keep them: see AppError `keepChanges`). Queries run on the
+ * request's plain fork. `ctx.afterCommit` callbacks run once the commit is done.
  */
 const transactionPerMutation = t.middleware(async ({ ctx, type, next }) => {
   if (type !== 'mutation') return next();
@@ -46,33 +49,53 @@ const transactionPerMutation = t.middleware(async ({ ctx, type, next }) => {
   try {
     await ctx.em.transactional(async (em) => {
       outcome = await next({ ctx: { em } });
-      if (!outcome.ok) throw outcome.error;
+      if (outcome.ok) return;
+      const { appError } = toAppError(outcome.error);
+      if (appError.keepChanges) await em.flush();
+      else throw outcome.error;
     });
   } catch (error) {
     if (outcome && !outcome.ok) return outcome;
     throw error;
   }
+  for (const callback of ctx.afterCommit.splice(0)) callback();
   return outcome as NonNullable<typeof outcome>;
 });
 
 /** Resolves the credential and scopes every later query to the caller's workspace. */
 const authenticated = t.middleware(async ({ ctx, next }) => {
-  const principal: Principal = await authenticate(ctx.em, ctx.authorization);
+  const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
   ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
   return next({ ctx: { principal, workspaceId: principal.workspaceId } });
 });
 
-/** Anyone; public procedures that need a workspace read X-Tenant-ID themselves. */
-export const publicProcedure = t.procedure.use(transactionPerMutation);
+/**
+ * A named limit of the spec's table, checked before the input is even parsed. `key` picks what is
+ * counted (the client IP, a user). Exceeding it is RATE_LIMITED with Retry-After and RateLimit-*.
+ */
+export function rateLimit(name: LimitName, key: (ctx: Context) => string = (ctx) => ctx.ip) {
+  return t.middleware(async ({ ctx, next }) => {
+    const decision = await ctx.deps.rateLimits.consume(name, key(ctx));
+    if (!decision.allowed) throw rateLimitedError(decision);
+    return next();
+  });
+}
+
+const noLimit = t.middleware(({ next }) => next());
 
 /** A signed-in user acting as themself (their own factors, password, sessions). */
-export const userProcedure = t.procedure
-  .use(authenticated)
-  .use(({ ctx, next }) => {
-    if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
-    return next({ ctx: { principal: ctx.principal, userId: ctx.principal.id } });
-  })
-  .use(transactionPerMutation);
+export function limitedUserProcedure(limit?: LimitName) {
+  return t.procedure
+    .use(authenticated)
+    .use(limit ? rateLimit(limit) : noLimit)
+    .use(({ ctx, next }) => {
+      if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
+      return next({ ctx: { principal: ctx.principal, userId: ctx.principal.id, sessionId: ctx.principal.sessionId } });
+    })
+    .use(transactionPerMutation);
+}
+
+export const userProcedure = limitedUserProcedure();
 
 /** Management calls: an API key, or a user whose roles grant `permission`. */
 export function managementProcedure(permission: Permission) {
@@ -97,3 +120,28 @@ export const platformProcedure = t.procedure
     return next();
   })
   .use(transactionPerMutation);
+
+/** Anyone, no workspace (refresh and reset: their token names the workspace). */
+export const publicProcedure = t.procedure.use(transactionPerMutation);
+
+/** The same, counted against a named limit first. */
+export function limitedPublicProcedure(limit: LimitName) {
+  return t.procedure.use(rateLimit(limit)).use(transactionPerMutation);
+}
+
+/** Public calls about one workspace, named by `X-Tenant-ID` (sign-in, forgotten password). */
+export function publicTenantProcedure(limit?: LimitName) {
+  return t.procedure
+    .use(limit ? rateLimit(limit) : noLimit)
+    .use(async ({ ctx, next }) => {
+      const workspaceId = ctx.tenantHeader?.trim();
+      if (!workspaceId) throw new AppError('BAD_REQUEST', 'Send the workspace id in the X-Tenant-ID header');
+      const [found] = isId('wsp', workspaceId)
+        ? await ctx.em.getConnection().execute<{ id: string }[]>('select id from workspaces where id = ?', [workspaceId])
+        : [];
+      if (!found) throw new AppError('NOT_FOUND', 'No workspace has the id given in X-Tenant-ID');
+      ctx.em.setFilterParams(TENANT_FILTER, { workspaceId });
+      return next({ ctx: { workspaceId } });
+    })
+    .use(transactionPerMutation);
+}

@@ -1,8 +1,23 @@
 import { ApiKeySchema } from '../modules/api-keys/api-key.entity.ts';
 import { AuditEventSchema } from '../modules/audit/audit.entity.ts';
+import { PasswordResetTokenSchema, RefreshTokenSchema, SessionSchema } from '../modules/auth/session.entity.ts';
+import { SigningKeySchema } from '../modules/auth/signing-key.entity.ts';
+import { OutboxEmailSchema } from '../modules/email/email.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
 import { WorkspaceSchema } from '../modules/workspaces/workspace.entity.ts';
 
 /** Every entity the ORM knows. A module adds its schema here. */
-export const entities = [WorkspaceSchema, UserSchema, ApiKeySchema, RoleSchema, RoleAssignmentSchema, AuditEventSchema];
+export const entities = [
+  WorkspaceSchema,
+  UserSchema,
+  ApiKeySchema,
+  RoleSchema,
+  RoleAssignmentSchema,
+  AuditEventSchema,
+  SigningKeySchema,
+  SessionSchema,
+  RefreshTokenSchema,
+  PasswordResetTokenSchema,
+  OutboxEmailSchema,
+];

@@ -16,12 +16,10 @@ export const builder = new SchemaBuilder<{
 builder.queryType({ description: 'Reads, as the caller is allowed to see them.' });
 builder.mutationType({ description: 'Changes, with the same permission checks and audit as REST.' });
 
-export const PageMetaRef = builder
-  .objectRef<{ total: number; page: number; per_page: number }>('PageMeta')
-  .implement({
-    fields: (t) => ({
-      total: t.exposeInt('total'),
-      page: t.exposeInt('page'),
-      perPage: t.exposeInt('per_page'),
-    }),
-  });
+export const PageMetaRef = builder.objectRef<{ total: number; page: number; per_page: number }>('PageMeta').implement({
+  fields: (t) => ({
+    total: t.exposeInt('total'),
+    page: t.exposeInt('page'),
+    perPage: t.exposeInt('per_page'),
+  }),
+});

@@ -6,15 +6,20 @@ import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { AppDeps } from '../../src/core/context.ts';
 import { createLogger } from '../../src/core/logger.ts';
-import { createRateLimits } from '../../src/core/rate-limit.ts';
+import { ManualClock } from '../../src/core/clock.ts';
+import { closeDeps, createDeps } from '../../src/deps.ts';
 import { connectRedis } from '../../src/core/redis.ts';
 import { ormOptions } from '../../src/db/orm-config.ts';
 
 export const PLATFORM_TOKEN = 'test-platform-token-0123456789';
+/** Every test app shares one database, so they share the key that seals secrets in it. */
+export const TEST_MASTER_KEY = Buffer.alloc(32, 7).toString('base64');
 
 export interface TestApp {
   url: string;
   deps: AppDeps;
+  /** The app's clock: starts at the real time and moves only when a test moves it. */
+  clock: ManualClock;
   close(): Promise<void>;
 }
 
@@ -28,6 +33,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     NODE_ENV: 'test',
     LOG_LEVEL: 'error',
     PLATFORM_API_TOKEN: PLATFORM_TOKEN,
+    VAULT_MASTER_KEY: TEST_MASTER_KEY,
     RATE_LIMIT_PREFIX: `test:${randomUUID()}`,
     DATABASE_URL: inject('databaseUrl'),
     // Vite sets BASE_URL=/ in every test process; the service's BASE_URL is a different thing.
@@ -37,16 +43,19 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const orm = await MikroORM.init(ormOptions(config.DATABASE_URL as string, inject('embedded') ? 1 : 4));
   const log = createLogger(config.LOG_LEVEL);
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, log) : null;
-  const deps: AppDeps = { config, orm, log, redis, rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX) };
+  const clock = new ManualClock();
+  const deps = await createDeps({ config, orm, log, redis, clock });
   const server = buildApp(deps).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     deps,
+    clock,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeDeps(deps);
       await orm.close(true);
       redis?.disconnect();
     },

@@ -1,5 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261125000000_foundation } from './Migration20261125000000_foundation.ts';
+import { Migration20261126000000_sessions } from './Migration20261126000000_sessions.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -7,4 +8,5 @@ import { Migration20261125000000_foundation } from './Migration20261125000000_fo
  */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125000000_foundation', class: Migration20261125000000_foundation },
+  { name: 'Migration20261126000000_sessions', class: Migration20261126000000_sessions },
 ];

@@ -14,7 +14,13 @@ export const apiKeysRouter = router({
 
   create: managementProcedure('api_keys:write')
     .meta({
-      openapi: { method: 'POST', path: '/api/v1/api-keys', tags: ['api-keys'], summary: 'Create a secret API key (shown once)', protect: true },
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/api-keys',
+        tags: ['api-keys'],
+        summary: 'Create a secret API key (shown once)',
+        protect: true,
+      },
       successStatus: 201,
     })
     .input(createApiKeyInput)
@@ -22,7 +28,9 @@ export const apiKeysRouter = router({
     .mutation(({ ctx, input }) => createApiKey(auditScope(ctx), input.name)),
 
   revoke: managementProcedure('api_keys:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/api-keys/{id}', tags: ['api-keys'], summary: 'Revoke a secret API key', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/api-keys/{id}', tags: ['api-keys'], summary: 'Revoke a secret API key', protect: true },
+    })
     .input(apiKeyIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => revokeApiKey(auditScope(ctx), input.id)),

@@ -23,7 +23,12 @@ describe('secret API keys', () => {
     const list = await call(app, 'GET', '/api/v1/api-keys', { token: ws.apiKey });
     expect(list.status).toBe(200);
     const listed = list.body.data.find((k: { id: string }) => k.id === created.body.data.id);
-    expect(listed).toEqual({ id: created.body.data.id, name: 'CI deploys', prefix: created.body.data.prefix, created_at: created.body.data.created_at });
+    expect(listed).toEqual({
+      id: created.body.data.id,
+      name: 'CI deploys',
+      prefix: created.body.data.prefix,
+      created_at: created.body.data.created_at,
+    });
     expect(JSON.stringify(list.body)).not.toContain(created.body.data.key);
   });
 

@@ -33,7 +33,13 @@ export function seedBuiltinRoles(em: EntityManager, workspaceId: string): Map<Bu
   return roles;
 }
 
-export function assignRole(em: EntityManager, workspaceId: string, userId: string, roleId: string, expiresAt: Date | null = null): RoleAssignment {
+export function assignRole(
+  em: EntityManager,
+  workspaceId: string,
+  userId: string,
+  roleId: string,
+  expiresAt: Date | null = null,
+): RoleAssignment {
   const assignment = Object.assign(new RoleAssignment(), {
     id: newId('ras'),
     workspaceId,

@@ -16,6 +16,9 @@ export class User {
   createdAt!: Date;
   updatedAt!: Date;
   lastSignInAt!: Date | null;
+  /** Consecutive wrong passwords; the tenth locks the account for 15 minutes. */
+  failedLoginCount!: number;
+  lockedUntil!: Date | null;
 }
 
 export const UserSchema = new EntitySchema<User>({
@@ -33,5 +36,7 @@ export const UserSchema = new EntitySchema<User>({
     createdAt: { type: 'Date', columnType: 'timestamptz' },
     updatedAt: { type: 'Date', columnType: 'timestamptz' },
     lastSignInAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
+    failedLoginCount: { type: 'integer', default: 0 },
+    lockedUntil: { type: 'Date', columnType: 'timestamptz', nullable: true },
   },
 });

@@ -3,7 +3,10 @@ import { PASSWORD_MAX, PASSWORD_MIN } from '../../core/passwords.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { USER_STATUSES } from './user.entity.ts';
 
-export const emailInput = z.email('must be an email address').max(254).transform((e) => e.toLowerCase());
+export const emailInput = z
+  .email('must be an email address')
+  .max(254)
+  .transform((e) => e.toLowerCase());
 export const passwordInput = z
   .string()
   .min(PASSWORD_MIN, `must be at least ${PASSWORD_MIN} characters`)

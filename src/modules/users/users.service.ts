@@ -34,6 +34,8 @@ export async function newUser(workspaceId: string, input: CreateUserInput): Prom
     createdAt: now,
     updatedAt: now,
     lastSignInAt: null,
+    failedLoginCount: 0,
+    lockedUntil: null,
   });
 }
 

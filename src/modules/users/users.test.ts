@@ -43,7 +43,10 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     const email = uniqueEmail('dup');
     const first = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'password-123' } });
     expect(first.status).toBe(201);
-    const again = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: email.toUpperCase(), password: 'password-123' } });
+    const again = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: email.toUpperCase(), password: 'password-123' },
+    });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('CONFLICT');
     const list = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(email)}`, { token: ws.apiKey });

@@ -16,7 +16,5 @@ export const workspacesRouter = router({
     })
     .input(createWorkspaceInput)
     .output(createdWorkspaceOutput)
-    .mutation(({ ctx, input }) =>
-      createWorkspace(ctx.em, input, { ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId }),
-    ),
+    .mutation(({ ctx, input }) => createWorkspace(ctx.em, input, { ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId })),
 });

@@ -51,7 +51,12 @@ describe('POST /platform/v1/workspaces', () => {
     const created = await call(app, 'POST', '/platform/v1/workspaces', { token: PLATFORM_TOKEN, body });
     const asKey = await call(app, 'POST', '/platform/v1/workspaces', { token: created.body.data.api_key, body });
     expect([asKey.status, asKey.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
-    for (const bad of [{}, { name: '' }, { name: 'X', owner: { email: 'nope' } }, { name: 'X', owner: { email: uniqueEmail() }, plan: 'pro' }]) {
+    for (const bad of [
+      {},
+      { name: '' },
+      { name: 'X', owner: { email: 'nope' } },
+      { name: 'X', owner: { email: uniqueEmail() }, plan: 'pro' },
+    ]) {
       const res = await call(app, 'POST', '/platform/v1/workspaces', { token: PLATFORM_TOKEN, body: bad });
       expect(res.status, JSON.stringify(bad)).toBe(400);
     }
@@ -86,7 +91,11 @@ describe('npm run cli -- workspaces create', () => {
     // Its own embedded database: the shared test database may be held by another connection.
     const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', BASE_URL: '', DATA_DIR: dataDir };
     const email = uniqueEmail('cli');
-    const { stdout } = await run('npx', ['tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'From CLI', '--owner-email', email, '--owner-password', 'cli password 1'], { env });
+    const { stdout } = await run(
+      'npx',
+      ['tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'From CLI', '--owner-email', email, '--owner-password', 'cli password 1'],
+      { env },
+    );
     const lines = stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     const created = JSON.parse(lines[0] as string);
@@ -95,7 +104,9 @@ describe('npm run cli -- workspaces create', () => {
       api_key: expect.stringMatching(/^sk_/),
       owner: { id: expect.stringMatching(/^usr_/), email },
     });
-    await expect(run('npx', ['tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'X', '--owner-email', 'bad'], { env })).rejects.toMatchObject({
+    await expect(
+      run('npx', ['tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'X', '--owner-email', 'bad'], { env }),
+    ).rejects.toMatchObject({
       stderr: expect.stringContaining('owner.email'),
     });
   }, 60_000);

@@ -1,0 +1,32 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './core/clock.ts';
+import type { AppDeps } from './core/context.ts';
+import { CryptoBox, loadMasterKey } from './core/crypto-box.ts';
+import type { Logger } from './core/logger.ts';
+import { createRateLimits } from './core/rate-limit.ts';
+import { SigningKeys } from './modules/auth/signing-keys.ts';
+import { EmailDispatcher } from './modules/email/dispatcher.ts';
+
+/** Everything the process holds once, built the same way by main.ts, tests and the benchmark. */
+export async function createDeps(input: {
+  config: Config;
+  orm: MikroORM;
+  log: Logger;
+  redis: Redis | null;
+  clock?: Clock;
+}): Promise<AppDeps> {
+  const { config, orm, log, redis } = input;
+  const clock = input.clock ?? systemClock;
+  const box = new CryptoBox(await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR));
+  const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL);
+  await keys.ensureActiveKey();
+  const mailer = new EmailDispatcher(orm, log, config.SMTP_URL, config.MAIL_FROM);
+  mailer.start();
+  return { config, orm, log, redis, clock, box, keys, mailer, rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX) };
+}
+
+export async function closeDeps(deps: AppDeps): Promise<void> {
+  await deps.mailer.stop();
+}

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { errors, jwtVerify, SignJWT } from 'jose';
+import type { Clock } from '../../core/clock.ts';
+import { AppError } from '../../core/errors.ts';
+import { ACCESS_TOKEN_ALG, type SigningKeys } from './signing-keys.ts';
+
+/** What an access token says (CONTRACT "Tokens and sessions"). */
+export interface AccessClaims {
+  sub: string;
+  tid: string;
+  sid: string;
+  roles: string[];
+}
+
+export interface AccessTokenIssuer {
+  keys: SigningKeys;
+  clock: Clock;
+  issuer: string;
+  ttlSeconds: number;
+}
+
+export async function signAccessToken(issuer: AccessTokenIssuer, claims: AccessClaims): Promise<string> {
+  const { kid, privateKey } = await issuer.keys.signingKey();
+  const iat = Math.floor(issuer.clock.now().getTime() / 1000);
+  return new SignJWT({ tid: claims.tid, sid: claims.sid, roles: claims.roles })
+    .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid, typ: 'at+jwt' })
+    .setIssuer(issuer.issuer)
+    .setSubject(claims.sub)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + issuer.ttlSeconds)
+    .setJti(randomUUID())
+    .sign(privateKey);
+}
+
+/** Checks signature, algorithm, issuer and expiry; anything wrong is INVALID_TOKEN. */
+export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string): Promise<AccessClaims> {
+  try {
+    const { payload } = await jwtVerify(
+      token,
+      async (header) => {
+        const key = header.kid ? await issuer.keys.verificationKey(header.kid) : null;
+        if (!key) throw new errors.JWKSNoMatchingKey();
+        return key;
+      },
+      { issuer: issuer.issuer, algorithms: [ACCESS_TOKEN_ALG], currentDate: issuer.clock.now(), typ: 'at+jwt' },
+    );
+    const { sub, tid, sid, roles } = payload as Partial<AccessClaims>;
+    if (typeof sub !== 'string' || typeof tid !== 'string' || typeof sid !== 'string' || !Array.isArray(roles)) {
+      throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
+    }
+    return { sub, tid, sid, roles };
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    if (error instanceof errors.JOSEError) {
+      throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { cause: error });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,103 @@
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../../core/clock.ts';
+import type { CryptoBox } from '../../core/crypto-box.ts';
+import { newId } from '../../core/ids.ts';
+import { SigningKey } from './signing-key.entity.ts';
+
+/** Ed25519: the fastest signature to make and check in Node (see docs/decisions.md). */
+export const ACCESS_TOKEN_ALG = 'EdDSA';
+
+const ACTIVE_CACHE_MS = 60_000;
+/** A retired key stays published this long past the access-token lifetime (covers the cache above). */
+const PUBLISH_MARGIN_MS = 5 * 60_000;
+
+interface ActiveKey {
+  kid: string;
+  privateKey: KeyObject;
+  loadedAt: number;
+}
+
+export type PublicJwk = Record<string, unknown> & { kid: string; alg: string; use: 'sig' };
+
+/**
+ * The token-signing keys, kept in the database (private halves sealed under the master key) so every
+ * instance signs and verifies with the same set. Rotation retires the current key; it stays in the
+ * JWKS until every token it signed has expired.
+ */
+export class SigningKeys {
+  private active: ActiveKey | null = null;
+  private readonly publicKeys = new Map<string, KeyObject>();
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly box: CryptoBox,
+    private readonly clock: Clock,
+    private readonly accessTokenTtlSeconds: number,
+  ) {}
+
+  /** Makes the first key when there is none (safe when several instances start at once). */
+  async ensureActiveKey(): Promise<void> {
+    await this.orm.em.fork().transactional(async (em) => {
+      await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
+      if ((await em.count(SigningKey, { retiredAt: null })) === 0) em.persist(this.generate());
+    });
+  }
+
+  /** Retires the active key and makes a new one; answers the new `kid`. */
+  async rotate(): Promise<string> {
+    const fresh = this.generate();
+    await this.orm.em.fork().transactional(async (em) => {
+      await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
+      await em.nativeUpdate(SigningKey, { retiredAt: null }, { retiredAt: this.clock.now() });
+      em.persist(fresh);
+    });
+    this.active = null;
+    return fresh.id;
+  }
+
+  async signingKey(): Promise<{ kid: string; privateKey: KeyObject }> {
+    const now = Date.now();
+    if (this.active && now - this.active.loadedAt < ACTIVE_CACHE_MS) return this.active;
+    const key = await this.orm.em.fork().findOne(SigningKey, { retiredAt: null }, { orderBy: { createdAt: 'desc' } });
+    if (!key) throw new Error('no active signing key: ensureActiveKey() was not called');
+    const jwk = JSON.parse(this.box.open(key.privateJwk)) as Record<string, string>;
+    this.active = { kid: key.id, privateKey: createPrivateKey({ key: jwk, format: 'jwk' }), loadedAt: now };
+    return this.active;
+  }
+
+  /** The public key for a `kid`, or null when there is no such (published) key. Cached: keys never change. */
+  async verificationKey(kid: string): Promise<KeyObject | null> {
+    const cached = this.publicKeys.get(kid);
+    if (cached) return cached;
+    const key = await this.orm.em.fork().findOne(SigningKey, { id: kid });
+    if (!key || !this.isPublished(key)) return null;
+    const publicKey = createPublicKey({ key: key.publicJwk as Record<string, string>, format: 'jwk' });
+    this.publicKeys.set(kid, publicKey);
+    return publicKey;
+  }
+
+  async jwks(): Promise<{ keys: PublicJwk[] }> {
+    const keys = await this.orm.em.fork().find(SigningKey, {}, { orderBy: { createdAt: 'desc' } });
+    return {
+      keys: keys.filter((k) => this.isPublished(k)).map((k) => ({ ...k.publicJwk, kid: k.id, alg: k.alg, use: 'sig' as const })),
+    };
+  }
+
+  private isPublished(key: SigningKey): boolean {
+    if (!key.retiredAt) return true;
+    return key.retiredAt.getTime() + this.accessTokenTtlSeconds * 1000 + PUBLISH_MARGIN_MS > this.clock.now().getTime();
+  }
+
+  private generate(): SigningKey {
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    return Object.assign(new SigningKey(), {
+      id: newId('sgk'),
+      alg: ACCESS_TOKEN_ALG,
+      publicJwk: publicKey.export({ format: 'jwk' }) as Record<string, unknown>,
+      privateJwk: this.box.seal(JSON.stringify(privateKey.export({ format: 'jwk' }))),
+      createdAt: this.clock.now(),
+      retiredAt: null,
+    });
+  }
+}
