@@ -7,6 +7,7 @@ import { healthRoutes } from './core/health.ts';
 import { errorHandler, globalRateLimit, noStore, notFound, requestContext, securityHeaders } from './core/http.ts';
 import { buildOpenApiDocument } from './core/openapi.ts';
 import { createGraphQLServer } from './graphql/yoga.ts';
+import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
 import { appRouter } from './router.ts';
 
 /** Express composition: cross-cutting middleware, then the three doors. Nothing else lives here. */
@@ -20,6 +21,7 @@ export function buildApp(deps: AppDeps): Express {
   app.use(securityHeaders);
   app.use(globalRateLimit(deps));
   app.use(healthRoutes(deps));
+  app.use(wellKnownRoutes(deps));
 
   const openApiDocument = buildOpenApiDocument(deps.config.BASE_URL);
   app.get('/api/v1/openapi.json', (_req, res) => {

@@ -20,7 +20,7 @@ export async function createDeps(input: {
   const { config, orm, log, redis } = input;
   const clock = input.clock ?? systemClock;
   const box = new CryptoBox(await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR));
-  const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL);
+  const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
   await keys.ensureActiveKey();
   const mailer = new EmailDispatcher(orm, log, config.SMTP_URL, config.MAIL_FROM);
   mailer.start();

@@ -183,7 +183,7 @@ describe('client IP', () => {
 
   // One app at a time: without DATABASE_URL the tests share a single-connection embedded database.
   it.each([
-    ['unset', {}, /^(::ffff:)?127\.0\.0\.1$/],
+    ['unset', { TRUST_PROXY: '' }, /^(::ffff:)?127\.0\.0\.1$/],
     ['loopback', { TRUST_PROXY: 'loopback' }, /^203\.0\.113\.7$/],
   ])('with TRUST_PROXY %s, the audited client IP matches %s', async (_label, env, expected) => {
     const app = await startTestApp(env);

@@ -35,6 +35,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     PLATFORM_API_TOKEN: PLATFORM_TOKEN,
     VAULT_MASTER_KEY: TEST_MASTER_KEY,
     RATE_LIMIT_PREFIX: `test:${randomUUID()}`,
+    TRUST_PROXY: 'loopback',
     DATABASE_URL: inject('databaseUrl'),
     // Vite sets BASE_URL=/ in every test process; the service's BASE_URL is a different thing.
     BASE_URL: '',

@@ -27,6 +27,7 @@ export type PublicJwk = Record<string, unknown> & { kid: string; alg: string; us
  */
 export class SigningKeys {
   private active: ActiveKey | null = null;
+  private reloading: Promise<void> | null = null;
   private readonly publicKeys = new Map<string, KeyObject>();
 
   constructor(
@@ -34,14 +35,16 @@ export class SigningKeys {
     private readonly box: CryptoBox,
     private readonly clock: Clock,
     private readonly accessTokenTtlSeconds: number,
+    private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** Makes the first key when there is none (safe when several instances start at once). */
+  /** Makes the first key when there is none (safe when several instances start at once), and loads it. */
   async ensureActiveKey(): Promise<void> {
     await this.orm.em.fork().transactional(async (em) => {
       await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
       if ((await em.count(SigningKey, { retiredAt: null })) === 0) em.persist(this.generate());
     });
+    await this.reload();
   }
 
   /** Retires the active key and makes a new one; answers the new `kid`. */
@@ -52,18 +55,32 @@ export class SigningKeys {
       await em.nativeUpdate(SigningKey, { retiredAt: null }, { retiredAt: this.clock.now() });
       em.persist(fresh);
     });
-    this.active = null;
+    await this.reload();
     return fresh.id;
   }
 
+  /**
+   * The key to sign with. Never queries on the request's path (a request may hold the embedded
+   * database's only connection): a stale cache is refreshed in the background, so another
+   * instance's rotation reaches this one within a minute.
+   */
   async signingKey(): Promise<{ kid: string; privateKey: KeyObject }> {
-    const now = Date.now();
-    if (this.active && now - this.active.loadedAt < ACTIVE_CACHE_MS) return this.active;
-    const key = await this.orm.em.fork().findOne(SigningKey, { retiredAt: null }, { orderBy: { createdAt: 'desc' } });
-    if (!key) throw new Error('no active signing key: ensureActiveKey() was not called');
-    const jwk = JSON.parse(this.box.open(key.privateJwk)) as Record<string, string>;
-    this.active = { kid: key.id, privateKey: createPrivateKey({ key: jwk, format: 'jwk' }), loadedAt: now };
+    if (!this.active) throw new Error('no active signing key: ensureActiveKey() was not called');
+    if (Date.now() - this.active.loadedAt >= ACTIVE_CACHE_MS && !this.reloading) {
+      this.reloading = this.reload()
+        .catch((error: unknown) => this.onError(error))
+        .finally(() => {
+          this.reloading = null;
+        });
+    }
     return this.active;
+  }
+
+  private async reload(): Promise<void> {
+    const key = await this.orm.em.fork().findOne(SigningKey, { retiredAt: null }, { orderBy: { createdAt: 'desc' } });
+    if (!key) throw new Error('no active signing key');
+    const jwk = JSON.parse(this.box.open(key.privateJwk)) as Record<string, string>;
+    this.active = { kid: key.id, privateKey: createPrivateKey({ key: jwk, format: 'jwk' }), loadedAt: Date.now() };
   }
 
   /** The public key for a `kid`, or null when there is no such (published) key. Cached: keys never change. */

@@ -1,7 +1,7 @@
 import { auditScope } from '../../core/audit-scope.ts';
 import { managementProcedure, router } from '../../core/trpc.ts';
-import { createUserInput, listUsersInput, userIdInput, userOutput, userPage } from './users.schema.ts';
-import { createUser, getUser, listUsers } from './users.service.ts';
+import { createUserInput, listUsersInput, updateUserInput, userIdInput, userOutput, userPage } from './users.schema.ts';
+import { createUser, getUser, listUsers, updateUser } from './users.service.ts';
 
 export const usersRouter = router({
   list: managementProcedure('users:read')
@@ -24,4 +24,12 @@ export const usersRouter = router({
     .input(userIdInput)
     .output(userOutput)
     .query(({ ctx, input }) => getUser(ctx.em, input.id)),
+
+  update: managementProcedure('users:write')
+    .meta({
+      openapi: { method: 'PATCH', path: '/api/v1/users/{id}', tags: ['users'], summary: 'Update a user (name, status)', protect: true },
+    })
+    .input(updateUserInput)
+    .output(userOutput)
+    .mutation(({ ctx, input }) => updateUser(auditScope(ctx), input, ctx.deps.clock.now())),
 });

@@ -1,16 +1,13 @@
 import { z } from 'zod';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../../core/passwords.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
+import { newPasswordInput } from '../auth/password-policy.ts';
 import { USER_STATUSES } from './user.entity.ts';
 
 export const emailInput = z
   .email('must be an email address')
   .max(254)
   .transform((e) => e.toLowerCase());
-export const passwordInput = z
-  .string()
-  .min(PASSWORD_MIN, `must be at least ${PASSWORD_MIN} characters`)
-  .max(PASSWORD_MAX, `must be at most ${PASSWORD_MAX} characters`);
+export const passwordInput = newPasswordInput;
 
 export const userOutput = z
   .object({
@@ -44,3 +41,11 @@ export type ListUsersInput = z.infer<typeof listUsersInput>;
 export const userIdInput = z.object({ id: z.string().max(100) });
 
 export const userPage = pageOf(userOutput);
+
+/** What an admin may change here; `status: active` also lifts a lockout, `deactivated` ends every session. */
+export const updateUserInput = z.strictObject({
+  id: z.string().max(100),
+  name: z.string().trim().min(1).max(200).nullable().optional(),
+  status: z.enum(['active', 'deactivated']).optional(),
+});
+export type UpdateUserInput = z.infer<typeof updateUserInput>;

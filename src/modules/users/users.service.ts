@@ -7,7 +7,8 @@ import { hashPassword } from '../../core/passwords.ts';
 import { assignRole } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from './user.entity.ts';
-import type { CreateUserInput, ListUsersInput, UserView } from './users.schema.ts';
+import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
+import { endUserSessions } from '../auth/sessions.service.ts';
 
 export function toUserView(user: User): UserView {
   return {
@@ -73,4 +74,28 @@ export async function findUser(em: EntityManager, id: string): Promise<User> {
 
 export async function getUser(em: EntityManager, id: string): Promise<UserView> {
   return toUserView(await findUser(em, id));
+}
+
+export async function updateUser(scope: AuditScope, input: UpdateUserInput, now: Date): Promise<UserView> {
+  const user = await findUser(scope.em, input.id);
+  const changes: Record<string, unknown> = {};
+  if (input.name !== undefined && input.name !== user.name) {
+    user.name = input.name;
+    changes.name = input.name;
+  }
+  if (input.status === 'active' && (user.status !== 'active' || user.failedLoginCount > 0)) {
+    changes.status = { from: user.status, to: 'active' };
+    Object.assign(user, { status: 'active', failedLoginCount: 0, lockedUntil: null });
+  }
+  if (input.status === 'deactivated' && user.status !== 'deactivated') {
+    changes.status = { from: user.status, to: 'deactivated' };
+    user.status = 'deactivated';
+    changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_deactivated');
+  }
+  if (Object.keys(changes).length > 0) {
+    user.updatedAt = now;
+    recordAudit(scope, { eventType: 'user.update', target: { type: 'user', id: user.id }, details: changes });
+  }
+  await scope.em.flush();
+  return toUserView(user);
 }

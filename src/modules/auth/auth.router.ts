@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import type { Context } from '../../core/context.ts';
+import {
+  limitedPublicProcedure,
+  limitedUserProcedure,
+  publicProcedure,
+  publicTenantProcedure,
+  router,
+  userProcedure,
+} from '../../core/trpc.ts';
+import {
+  changeInput,
+  endedOutput,
+  forgotInput,
+  forgotOutput,
+  loginInput,
+  refreshInput,
+  resetInput,
+  sessionIdInput,
+  sessionOutput,
+  tokensOutput,
+} from './auth.schema.ts';
+import { changePassword, FORGOT_MESSAGE, forgotPassword, resetPassword } from './password.service.ts';
+import { endOwnSession, endSession, endUserSessions, listSessions, refreshSession } from './sessions.service.ts';
+import { signIn } from './sign-in.ts';
+
+const origin = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId });
+const noInput = z.strictObject({}).prefault({});
+const tags = ['auth'];
+
+export const authRouter = router({
+  login: publicTenantProcedure('login')
+    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/login', tags, summary: 'Sign in with email and password (send X-Tenant-ID)' } })
+    .input(loginInput)
+    .output(tokensOutput)
+    .mutation(async ({ ctx, input }) => {
+      const result = await signIn(ctx.deps, ctx.em, { workspaceId: ctx.workspaceId, ...input, origin: origin(ctx) });
+      return result.tokens;
+    }),
+
+  refresh: publicProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/refresh', tags, summary: 'Swap a refresh token for new tokens (rotated)' } })
+    .input(refreshInput)
+    .output(tokensOutput)
+    .mutation(({ ctx, input }) => refreshSession(ctx.deps, ctx.em, input.refresh_token, origin(ctx))),
+
+  logout: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/auth/logout',
+        tags,
+        summary: 'End the session of the presented access token',
+        protect: true,
+      },
+    })
+    .input(noInput)
+    .output(endedOutput)
+    .mutation(async ({ ctx }) => {
+      const ended = await endSession(ctx.em, ctx.sessionId, ctx.deps.clock.now(), 'logout');
+      return { ended_sessions: ended ? 1 : 0 };
+    }),
+
+  revokeAllSessions: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/auth/sessions/revoke-all',
+        tags,
+        summary: 'End every session of the caller, this one included',
+        protect: true,
+      },
+    })
+    .input(noInput)
+    .output(endedOutput)
+    .mutation(async ({ ctx }) => ({ ended_sessions: await endUserSessions(ctx.em, ctx.userId, ctx.deps.clock.now(), 'revoke_all') })),
+
+  forgotPassword: publicTenantProcedure('password')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/auth/password/forgot',
+        tags,
+        summary: 'Email a reset link (send X-Tenant-ID); same answer whether or not the account exists',
+      },
+    })
+    .input(forgotInput)
+    .output(forgotOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { queued } = await forgotPassword(ctx.deps, ctx.em, ctx.workspaceId, input.email, origin(ctx));
+      if (queued) ctx.afterCommit.push(() => ctx.deps.mailer.kick());
+      return { message: FORGOT_MESSAGE };
+    }),
+
+  resetPassword: limitedPublicProcedure('password')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/auth/password/reset',
+        tags,
+        summary: 'Set a new password with the token from a reset link',
+      },
+    })
+    .input(resetInput)
+    .output(z.object({ password_reset: z.literal(true) }))
+    .mutation(({ ctx, input }) => resetPassword(ctx.deps, ctx.em, input.token, input.password, origin(ctx))),
+
+  changePassword: limitedUserProcedure('password')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/auth/password/change',
+        tags,
+        summary: "Change the caller's password; their other sessions end",
+        protect: true,
+      },
+    })
+    .input(changeInput)
+    .output(z.object({ password_changed: z.literal(true), ended_sessions: z.number().int() }))
+    .mutation(({ ctx, input }) =>
+      changePassword(ctx.deps, ctx.em, { userId: ctx.userId, sessionId: ctx.sessionId, workspaceId: ctx.workspaceId }, input, origin(ctx)),
+    ),
+
+  sessions: userProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/v1/auth/sessions', tags, summary: "The caller's live sessions", protect: true } })
+    .input(noInput)
+    .output(z.array(sessionOutput))
+    .query(({ ctx }) => listSessions(ctx.em, ctx.userId, ctx.sessionId, ctx.deps.clock.now())),
+
+  revokeSession: userProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/auth/sessions/{id}', tags, summary: 'End one of the caller’s sessions', protect: true },
+    })
+    .input(sessionIdInput)
+    .output(z.object({ id: z.string(), deleted: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      await endOwnSession(ctx.em, ctx.userId, input.id, ctx.deps.clock.now());
+      return { id: input.id, deleted: true as const };
+    }),
+});

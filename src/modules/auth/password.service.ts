@@ -1,0 +1,131 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { AppDeps } from '../../core/context.ts';
+import { AppError } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import { hashPassword, verifyPassword } from '../../core/passwords.ts';
+import { newSecret, sha256 } from '../../core/secrets.ts';
+import { queueEmail } from '../email/outbox.ts';
+import { User } from '../users/user.entity.ts';
+import { Workspace } from '../workspaces/workspace.entity.ts';
+import { PasswordResetToken } from './session.entity.ts';
+import { endUserSessions, type Origin } from './sessions.service.ts';
+
+export const RESET_TTL_MS = 30 * 60 * 1000;
+/** At most one reset email per address per minute. */
+export const RESET_EMAIL_INTERVAL_MS = 60 * 1000;
+
+export const FORGOT_MESSAGE = 'If an account exists for this email, a link to reset its password is on its way.';
+
+/**
+ * Queues a reset link when the account exists and none was sent in the last minute. The answer never
+ * says which happened; mail goes out after commit, so timing does not say it either.
+ */
+export async function forgotPassword(deps: AppDeps, em: EntityManager, workspaceId: string, email: string, origin: Origin) {
+  const now = deps.clock.now();
+  const user = await em.findOne(User, { email, status: { $ne: 'deactivated' } });
+  const scope: AuditScope = { em, workspaceId, actor: { type: 'system', id: null }, ...origin };
+  if (!user) {
+    recordAudit(scope, { eventType: 'auth.password_forgot', outcome: 'failure', details: { reason: 'unknown_email', email } });
+    return { queued: false };
+  }
+  const recent = await em.count(PasswordResetToken, {
+    userId: user.id,
+    createdAt: { $gt: new Date(now.getTime() - RESET_EMAIL_INTERVAL_MS) },
+  });
+  if (recent > 0) {
+    recordAudit(scope, {
+      eventType: 'auth.password_forgot',
+      outcome: 'failure',
+      target: { type: 'user', id: user.id },
+      details: { reason: 'throttled' },
+    });
+    return { queued: false };
+  }
+  const token = newSecret('', 32);
+  em.persist(
+    Object.assign(new PasswordResetToken(), {
+      id: newId('prt'),
+      workspaceId,
+      userId: user.id,
+      tokenHash: sha256(token),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + RESET_TTL_MS),
+      usedAt: null,
+    }),
+  );
+  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
+  queueEmail(
+    em,
+    {
+      workspaceId,
+      template: 'password_reset',
+      to: user.email,
+      // BASE_URL, never the request's Host: a forged Host must not steer the link elsewhere.
+      vars: {
+        link: `${deps.config.BASE_URL}/reset-password?token=${encodeURIComponent(token)}`,
+        workspace_name: workspace.name,
+        expires_minutes: String(RESET_TTL_MS / 60_000),
+      },
+    },
+    now,
+  );
+  recordAudit(scope, { eventType: 'auth.password_forgot', target: { type: 'user', id: user.id } });
+  return { queued: true };
+}
+
+/**
+ * Sets a new password with a reset token. The token is consumed by one conditional UPDATE (of many
+ * concurrent uses, one wins); the password policy was checked before, so a refused password does
+ * not burn the token. Every session of the user ends; a lockout is lifted.
+ */
+export async function resetPassword(deps: AppDeps, em: EntityManager, token: string, password: string, origin: Origin) {
+  const now = deps.clock.now();
+  const [consumed] = await em.execute<{ user_id: string; workspace_id: string }[]>(
+    'update password_reset_tokens set used_at = ? where token_hash = ? and used_at is null and expires_at > ? returning user_id, workspace_id',
+    [now, sha256(token), now],
+  );
+  if (!consumed) throw new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used');
+  em.setFilterParams('tenant', { workspaceId: consumed.workspace_id });
+  const user = await em.findOne(User, { id: consumed.user_id, status: { $ne: 'deactivated' } });
+  if (!user) throw new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used');
+  Object.assign(user, {
+    passwordHash: await hashPassword(password),
+    updatedAt: now,
+    failedLoginCount: 0,
+    lockedUntil: null,
+    status: user.status === 'locked' ? 'active' : user.status,
+  });
+  const ended = await endUserSessions(em, user.id, now, 'password_reset');
+  recordAudit(
+    { em, workspaceId: user.workspaceId, actor: { type: 'user', id: user.id }, ...origin },
+    { eventType: 'auth.password_reset', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } },
+  );
+  return { password_reset: true as const };
+}
+
+/** Changes the caller's password after checking the current one; their other sessions end. */
+export async function changePassword(
+  deps: AppDeps,
+  em: EntityManager,
+  who: { userId: string; sessionId: string; workspaceId: string },
+  input: { current_password: string; new_password: string },
+  origin: Origin,
+) {
+  const now = deps.clock.now();
+  const user = await em.findOneOrFail(User, { id: who.userId }, { populate: ['passwordHash'] });
+  const scope: AuditScope = { em, workspaceId: who.workspaceId, actor: { type: 'user', id: user.id }, ...origin };
+  if (!user.passwordHash || !(await verifyPassword(user.passwordHash, input.current_password))) {
+    recordAudit(scope, {
+      eventType: 'auth.password_change',
+      outcome: 'failure',
+      target: { type: 'user', id: user.id },
+      details: { reason: 'wrong_password' },
+    });
+    throw new AppError('INVALID_CREDENTIALS', 'The current password is incorrect', { keepChanges: true });
+  }
+  Object.assign(user, { passwordHash: await hashPassword(input.new_password), updatedAt: now });
+  const ended = await endUserSessions(em, user.id, now, 'password_change', who.sessionId);
+  recordAudit(scope, { eventType: 'auth.password_change', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } });
+  return { password_changed: true as const, ended_sessions: ended };
+}

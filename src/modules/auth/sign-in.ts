@@ -1,0 +1,158 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { AppDeps } from '../../core/context.ts';
+import { AppError } from '../../core/errors.ts';
+import { hashPassword, needsRehash, verifyPassword } from '../../core/passwords.ts';
+import { User } from '../users/user.entity.ts';
+import type { TokensView } from './auth.schema.ts';
+import { startSession, type Origin } from './sessions.service.ts';
+
+/** Ten wrong passwords in a row lock the account for fifteen minutes (CONTRACT). */
+export const LOCK_AFTER_FAILURES = 10;
+export const LOCK_MS = 15 * 60 * 1000;
+
+const WRONG = 'The provided credentials are incorrect';
+
+/** A hash of nothing anyone knows: unknown emails are checked against it, so they take as long. */
+let dummyHash: Promise<string> | null = null;
+function dummy(): Promise<string> {
+  dummyHash ??= hashPassword('dummy password that matches nothing');
+  return dummyHash;
+}
+
+export interface SignInAttempt {
+  workspaceId: string;
+  email: string;
+  password: string;
+  origin: Origin;
+}
+
+/** What a stage can read and what it has learned so far. */
+export interface SignInRun {
+  deps: AppDeps;
+  em: EntityManager;
+  attempt: SignInAttempt;
+  now: Date;
+  /** Set by the password stage; every later stage can rely on it. */
+  user: User;
+}
+
+export type SignInResult = { kind: 'tokens'; tokens: TokensView };
+
+/** A stage may stop the sign-in with a result (a second-factor challenge) or throw to refuse it. */
+export type SignInStage = (run: SignInRun) => Promise<SignInResult | undefined>;
+
+function scope(run: Pick<SignInRun, 'em' | 'attempt'>, user: User | null): AuditScope {
+  return {
+    em: run.em,
+    workspaceId: run.attempt.workspaceId,
+    actor: user ? { type: 'user', id: user.id } : { type: 'system', id: null },
+    ...run.attempt.origin,
+  };
+}
+
+function refuse(run: Pick<SignInRun, 'em' | 'attempt'>, user: User | null, reason: string, error: AppError): never {
+  recordAudit(scope(run, user), {
+    eventType: 'auth.login',
+    outcome: 'failure',
+    ...(user ? { target: { type: 'user', id: user.id } } : {}),
+    details: { reason, email: run.attempt.email },
+  });
+  throw error;
+}
+
+/** Lifts a lock whose fifteen minutes have passed, before the password is judged. */
+async function expireLock(em: EntityManager, user: User, now: Date): Promise<void> {
+  if (user.status !== 'locked' || !user.lockedUntil || user.lockedUntil > now) return;
+  await em.execute(
+    `update users set status = 'active', failed_login_count = 0, locked_until = null where id = ? and status = 'locked' and locked_until <= ?`,
+    [user.id, now],
+  );
+  Object.assign(user, { status: 'active', failedLoginCount: 0, lockedUntil: null });
+}
+
+/** Counts a wrong password in one statement (concurrent failures all count) and locks at the tenth. */
+async function countFailure(em: EntityManager, user: User, now: Date): Promise<void> {
+  const until = new Date(now.getTime() + LOCK_MS);
+  await em.execute(
+    `update users set failed_login_count = failed_login_count + 1,
+            status = case when status = 'active' and failed_login_count + 1 >= ? then 'locked' else status end,
+            locked_until = case when status = 'active' and failed_login_count + 1 >= ? then ? else locked_until end
+      where id = ?`,
+    [LOCK_AFTER_FAILURES, LOCK_AFTER_FAILURES, until, user.id],
+  );
+}
+
+/**
+ * Stage 1, password. Unknown email and wrong password are the same answer, after the same Argon2id
+ * work. Everything else (account state included) is decided only once the password is right.
+ */
+async function checkPassword(deps: AppDeps, em: EntityManager, attempt: SignInAttempt, now: Date): Promise<User> {
+  const user = await em.findOne(User, { email: attempt.email }, { populate: ['passwordHash'] });
+  if (!user?.passwordHash) {
+    await verifyPassword(await dummy(), attempt.password);
+    refuse(
+      { em, attempt },
+      user,
+      user ? 'no_password' : 'unknown_email',
+      new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }),
+    );
+  }
+  await expireLock(em, user, now);
+  if (!(await verifyPassword(user.passwordHash, attempt.password))) {
+    await countFailure(em, user, now);
+    refuse({ em, attempt }, user, 'wrong_password', new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }));
+  }
+  return user;
+}
+
+/** Stage 2, account state: deactivated and locked accounts are refused, now that the password is known right. */
+const accountState: SignInStage = async (run) => {
+  if (run.user.status === 'deactivated') {
+    refuse(
+      run,
+      run.user,
+      'account_deactivated',
+      new AppError('ACCOUNT_DEACTIVATED', 'This account has been deactivated', { keepChanges: true }),
+    );
+  }
+  if (run.user.status === 'locked') {
+    refuse(
+      run,
+      run.user,
+      'account_locked',
+      new AppError('ACCOUNT_LOCKED', 'This account is locked after too many failed sign-ins; try again later or ask an admin', {
+        keepChanges: true,
+      }),
+    );
+  }
+  return undefined;
+};
+
+/** The last stage: a session, tokens, and the bookkeeping of a good sign-in. */
+const issueTokens: SignInStage = async (run) => {
+  const { user, now } = run;
+  user.failedLoginCount = 0;
+  user.lastSignInAt = now;
+  if (user.passwordHash && needsRehash(user.passwordHash)) user.passwordHash = await hashPassword(run.attempt.password);
+  const tokens = await startSession(run.deps, run.em, user, run.attempt.origin);
+  recordAudit(scope(run, user), { eventType: 'auth.login', target: { type: 'user', id: user.id }, details: { method: 'password' } });
+  return { kind: 'tokens', tokens };
+};
+
+/**
+ * The stages after the password, in order: account state → risk → second factor → tokens. Risk
+ * (threat detection) and second-factor stages are inserted before `issueTokens` by their modules.
+ */
+export const SIGN_IN_STAGES: SignInStage[] = [accountState, issueTokens];
+
+export async function signIn(deps: AppDeps, em: EntityManager, attempt: SignInAttempt): Promise<SignInResult> {
+  const now = deps.clock.now();
+  const user = await checkPassword(deps, em, attempt, now);
+  const run: SignInRun = { deps, em, attempt, now, user };
+  for (const stage of SIGN_IN_STAGES) {
+    const result = await stage(run);
+    if (result) return result;
+  }
+  throw new Error('sign-in pipeline ended without a result');
+}
