@@ -1,5 +1,6 @@
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { builder } from './builder.ts';
+import '../modules/auth/auth.graphql.ts';
 import '../modules/users/users.graphql.ts';
 
 /** The admin schema: every module's `*.graphql.ts` registers its types on the builder above. */

@@ -136,7 +136,11 @@ const issueTokens: SignInStage = async (run) => {
   user.lastSignInAt = now;
   if (user.passwordHash && needsRehash(user.passwordHash)) user.passwordHash = await hashPassword(run.attempt.password);
   const tokens = await startSession(run.deps, run.em, user, run.attempt.origin);
-  recordAudit(scope(run, user), { eventType: 'auth.login', target: { type: 'user', id: user.id }, details: { method: 'password' } });
+  recordAudit(scope(run, user), {
+    eventType: 'auth.login',
+    target: { type: 'user', id: user.id },
+    details: { method: 'password', email: run.attempt.email },
+  });
   return { kind: 'tokens', tokens };
 };
 

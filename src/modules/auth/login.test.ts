@@ -1,0 +1,175 @@
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditEvent } from '../audit/audit.entity.ts';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { login, someIp } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+const PASSWORD = 'a sturdy passphrase';
+
+describe('POST /api/v1/auth/login', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  async function newUser(label = 'user') {
+    const email = uniqueEmail(label);
+    const res = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    expect(res.status).toBe(201);
+    return { id: res.body.data.id as string, email };
+  }
+
+  async function auditFor(userEmail: string) {
+    const em = app.deps.orm.em.fork();
+    const events = await em.find(
+      AuditEvent,
+      { eventType: 'auth.login' },
+      { filters: { tenant: { workspaceId: ws.id } }, orderBy: { id: 'asc' } },
+    );
+    return events.filter((e) => e.details.email === userEmail);
+  }
+
+  it('answers tokens and the user; the access token is a JWT the JWKS verifies, with the CONTRACT claims', async () => {
+    const res = await login(app, ws.id, ws.owner.email, ws.owner.password);
+    expect(res.status).toBe(200);
+    const data = res.body.data;
+    expect(data).toMatchObject({ token_type: 'Bearer', expires_in: 900, user: { id: ws.owner.id, email: ws.owner.email } });
+    expect(data.refresh_token).toMatch(/^rt_/);
+    const header = decodeProtectedHeader(data.access_token);
+    const claims = decodeJwt(data.access_token);
+    expect(claims).toMatchObject({ sub: ws.owner.id, tid: ws.id, roles: ['owner'], iss: app.deps.config.BASE_URL });
+    expect(claims.sid).toMatch(/^ses_/);
+    expect(typeof claims.jti).toBe('string');
+    expect((claims.exp as number) - (claims.iat as number)).toBe(900);
+    const jwks = await call(app, 'GET', '/.well-known/jwks.json');
+    expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(header.kid);
+    expect(JSON.stringify(jwks.body)).not.toMatch(/"d"/);
+
+    const me = await call(app, 'GET', `/api/v1/users/${ws.owner.id}`, { token: data.access_token });
+    expect(me.status).toBe(200);
+    expect(me.body.data.last_sign_in_at).not.toBeNull();
+  });
+
+  it('gives an unknown email and a wrong password the same status, code and message', async () => {
+    const user = await newUser('enum');
+    const unknown = await login(app, ws.id, uniqueEmail('nobody'), PASSWORD);
+    const wrong = await login(app, ws.id, user.email, 'not the password at all');
+    for (const res of [unknown, wrong]) {
+      expect(res.status).toBe(401);
+      expect(res.body.error).toEqual({ code: 'INVALID_CREDENTIALS', message: 'The provided credentials are incorrect' });
+    }
+    const strip = (body: { meta: unknown }) => ({ ...body, meta: null });
+    expect(strip(unknown.body)).toEqual(strip(wrong.body));
+    expect([...unknown.headers.keys()].sort()).toEqual([...wrong.headers.keys()].sort());
+  });
+
+  it('records every attempt in the audit log with its reason', async () => {
+    const user = await newUser('audited');
+    await login(app, ws.id, user.email, 'wrong wrong wrong');
+    await login(app, ws.id, user.email, PASSWORD);
+    const events = await auditFor(user.email);
+    expect(events.map((e) => [e.outcome, e.details.reason])).toEqual([
+      ['failure', 'wrong_password'],
+      ['success', undefined],
+    ]);
+    expect(events[1]?.targetId).toBe(user.id);
+  });
+
+  it('refuses a deactivated account with ACCOUNT_DEACTIVATED only after the password is right', async () => {
+    const user = await newUser('gone');
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    const wrong = await login(app, ws.id, user.email, 'not the password');
+    expect([wrong.status, wrong.body.error.code]).toEqual([401, 'INVALID_CREDENTIALS']);
+    const right = await login(app, ws.id, user.email, PASSWORD);
+    expect([right.status, right.body.error.code]).toEqual([403, 'ACCOUNT_DEACTIVATED']);
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'active' } });
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+  });
+
+  it('locks after 10 consecutive failures for 15 minutes, ACCOUNT_LOCKED only with the right password', async () => {
+    const user = await newUser('locked');
+    for (let i = 0; i < 9; i++) expect((await login(app, ws.id, user.email, `wrong ${i} password`)).status).toBe(401);
+    // A success before the tenth resets the count.
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+    for (let i = 0; i < 10; i++) expect((await login(app, ws.id, user.email, `wrong ${i} password`)).status).toBe(401);
+
+    const locked = await login(app, ws.id, user.email, PASSWORD);
+    expect([locked.status, locked.body.error.code]).toEqual([403, 'ACCOUNT_LOCKED']);
+    const stillWrong = await login(app, ws.id, user.email, 'wrong again');
+    expect(stillWrong.body.error.code).toBe('INVALID_CREDENTIALS');
+    const listed = await call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey });
+    expect(listed.body.data.status).toBe('locked');
+
+    app.clock.advance(14 * 60 * 1000);
+    expect((await login(app, ws.id, user.email, PASSWORD)).body.error.code).toBe('ACCOUNT_LOCKED');
+    app.clock.advance(61 * 1000);
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+  });
+
+  it('lets an admin unlock with PATCH {"status": "active"}', async () => {
+    const user = await newUser('unlock');
+    for (let i = 0; i < 10; i++) await login(app, ws.id, user.email, `wrong ${i} password`);
+    expect((await login(app, ws.id, user.email, PASSWORD)).body.error.code).toBe('ACCOUNT_LOCKED');
+    const patched = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'active' } });
+    expect(patched.body.data.status).toBe('active');
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+  });
+
+  it('answers the 11th attempt in a minute from one IP 429 with Retry-After and RateLimit-*', async () => {
+    const ip = someIp();
+    for (let i = 0; i < 10; i++) {
+      const res = await login(app, ws.id, uniqueEmail('spray'), 'password guess', ip);
+      expect(res.status).toBe(401);
+    }
+    const limited = await login(app, ws.id, ws.owner.email, ws.owner.password, ip);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('RATE_LIMITED');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(limited.headers.get('ratelimit-limit')).toBe('10');
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    // Another client is not affected.
+    expect((await login(app, ws.id, ws.owner.email, ws.owner.password)).status).toBe(200);
+  });
+
+  it('needs X-Tenant-ID (400), of a real workspace (404), and sign-in is per workspace', async () => {
+    const noTenant = await call(app, 'POST', '/api/v1/auth/login', { body: { email: ws.owner.email, password: ws.owner.password } });
+    expect([noTenant.status, noTenant.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect((await login(app, 'wsp_00000000000000000000000000', ws.owner.email, ws.owner.password)).status).toBe(404);
+    expect((await login(app, 'not-a-workspace', ws.owner.email, ws.owner.password)).status).toBe(404);
+    const other = await createWorkspace(app);
+    const crossed = await login(app, other.id, ws.owner.email, ws.owner.password);
+    expect(crossed.body.error.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('refuses malformed bodies and over-long passwords with 400 before hashing', async () => {
+    for (const body of [
+      {},
+      { email: 'x@example.com' },
+      { email: 'nope', password: 'whatever1' },
+      { email: 'x@example.com', password: '' },
+    ]) {
+      const res = await call(app, 'POST', '/api/v1/auth/login', { headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp() }, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    const long = await login(app, ws.id, ws.owner.email, 'x'.repeat(129));
+    expect([long.status, long.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    const huge = await login(app, ws.id, ws.owner.email, 'x'.repeat(1024 * 1024));
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.code).toBe('BAD_REQUEST');
+  });
+
+  it('compares the whole password: a 128-character password differing only in its last character fails', async () => {
+    const email = uniqueEmail('long');
+    const password = `${'p'.repeat(127)}a`;
+    expect((await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password } })).status).toBe(201);
+    expect((await login(app, ws.id, email, `${'p'.repeat(127)}b`)).status).toBe(401);
+    expect((await login(app, ws.id, email, password)).status).toBe(200);
+  });
+});

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn } from '../../../test/helpers/auth.ts';
+import { call, graphql, trpc } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+describe('sessions: logout, revoke-all, listing, and who may call what', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  const sessions = (token: string) => call(app, 'GET', '/api/v1/auth/sessions', { token });
+
+  it('logout ends the presented session at once and no other', async () => {
+    const a = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const b = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const out = await call(app, 'POST', '/api/v1/auth/logout', { token: a.accessToken });
+    expect(out.status).toBe(200);
+    expect(out.body.data).toEqual({ ended_sessions: 1 });
+    expect((await sessions(a.accessToken)).body.error.code).toBe('INVALID_TOKEN');
+    expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: a.refreshToken } })).status).toBe(401);
+    expect((await sessions(b.accessToken)).status).toBe(200);
+  });
+
+  it('revoke-all ends every session of the caller, the current one included', async () => {
+    const a = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const b = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const res = await call(app, 'POST', '/api/v1/auth/sessions/revoke-all', { token: a.accessToken });
+    expect(res.status).toBe(200);
+    expect(res.body.data.ended_sessions).toBeGreaterThanOrEqual(2);
+    expect((await sessions(a.accessToken)).status).toBe(401);
+    expect((await sessions(b.accessToken)).status).toBe(401);
+  });
+
+  it('lists live sessions and revokes one; another user’s session is 404', async () => {
+    const a = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const b = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const listed = await sessions(a.accessToken);
+    const ids = listed.body.data.map((s: { id: string }) => s.id);
+    const bId = listed.body.data.find((s: { current: boolean; id: string }) => !s.current && ids.includes(s.id))?.id;
+    expect(bId).toBeDefined();
+    expect(listed.body.data[0]).toMatchObject({ ip: expect.any(String), created_at: expect.any(String) });
+
+    const email = uniqueEmail('other');
+    await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'another fine password' } });
+    const other = await signIn(app, ws.id, email, 'another fine password');
+    const otherSession = (await sessions(other.accessToken)).body.data[0].id;
+    expect((await call(app, 'DELETE', `/api/v1/auth/sessions/${otherSession}`, { token: a.accessToken })).status).toBe(404);
+
+    const revoked = await call(app, 'DELETE', `/api/v1/auth/sessions/${bId}`, { token: a.accessToken });
+    expect(revoked.status).toBe(200);
+    expect((await sessions(b.accessToken)).status).toBe(401);
+    expect((await sessions(a.accessToken)).status).toBe(200);
+  });
+
+  it('serves sessions through tRPC and GraphQL too', async () => {
+    const a = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const t = await trpc(app, 'query', 'auth.sessions', undefined, a.accessToken);
+    expect(t.body.result.data.some((s: { current: boolean }) => s.current)).toBe(true);
+    const g = await graphql(app, '{ mySessions { id current } }', {}, a.accessToken);
+    expect(g.body.errors).toBeUndefined();
+    expect(g.body.data.mySessions.some((s: { current: boolean }) => s.current)).toBe(true);
+    const id = g.body.data.mySessions.find((s: { current: boolean }) => s.current).id;
+    const ended = await graphql(app, 'mutation($id: ID!) { revokeSession(id: $id) }', { id }, a.accessToken);
+    expect(ended.body.data.revokeSession).toBe(true);
+    expect((await sessions(a.accessToken)).status).toBe(401);
+  });
+
+  it('keeps user calls for users: an API key is FORBIDDEN there', async () => {
+    const res = await call(app, 'POST', '/api/v1/auth/logout', { token: ws.apiKey });
+    expect([res.status, res.body.error.code]).toEqual([403, 'FORBIDDEN']);
+  });
+
+  it('checks roles live: a member may not manage users, the owner may; deactivation ends tokens', async () => {
+    const email = uniqueEmail('member');
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'member password 1' } });
+    const member = await signIn(app, ws.id, email, 'member password 1');
+    const denied = await call(app, 'GET', '/api/v1/users', { token: member.accessToken });
+    expect([denied.status, denied.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const owner = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    expect((await call(app, 'GET', '/api/v1/users', { token: owner.accessToken })).status).toBe(200);
+
+    await call(app, 'PATCH', `/api/v1/users/${created.body.data.id}`, { token: owner.accessToken, body: { status: 'deactivated' } });
+    expect((await sessions(member.accessToken)).body.error.code).toBe('INVALID_TOKEN');
+    expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: member.refreshToken } })).status).toBe(401);
+  });
+
+  it('refuses tampered and foreign tokens with INVALID_TOKEN', async () => {
+    const a = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const [h, p, s] = a.accessToken.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
+    const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, roles: ['owner'], sub: 'usr_x' })).toString('base64url')}.${s}`;
+    expect((await sessions(forged)).body.error.code).toBe('INVALID_TOKEN');
+    const none = `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${p}.`;
+    expect((await sessions(none)).body.error.code).toBe('INVALID_TOKEN');
+  });
+});
