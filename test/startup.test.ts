@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_MASTER_KEY } from './helpers/app.ts';
 
 /** `npm start` as a user runs it: a real process, its own port and DATA_DIR. */
 interface Started {
@@ -93,7 +94,12 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
 const realServices = process.env.DATABASE_URL && process.env.REDIS_URL;
 (realServices ? describe : () => undefined)('npm start with DATABASE_URL and REDIS_URL', () => {
   it('uses the real PostgreSQL and Redis', async () => {
-    const started = await start({ DATABASE_URL: process.env.DATABASE_URL as string, REDIS_URL: process.env.REDIS_URL as string });
+    // The test database is shared with the in-process apps, so the sealed signing keys are too.
+    const started = await start({
+      DATABASE_URL: process.env.DATABASE_URL as string,
+      REDIS_URL: process.env.REDIS_URL as string,
+      VAULT_MASTER_KEY: TEST_MASTER_KEY,
+    });
     try {
       expect(started.output()).toContain('"database":"postgresql","redis":"redis"');
       const ready = await fetch(`${started.url}/readyz`);

@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { MailSink, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+const PASSWORD = 'the original passphrase';
+const NEW_PASSWORD = 'a brand new passphrase';
+
+describe('passwords: forgot, reset, change', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  const mail = new MailSink();
+
+  beforeAll(async () => {
+    app = await startTestApp({ SMTP_URL: await mail.start(), BASE_URL: 'https://id.example.test' });
+    ws = await createWorkspace(app);
+  });
+  afterAll(async () => {
+    await app.close();
+    await mail.stop();
+  });
+
+  async function newUser() {
+    const email = uniqueEmail('pw');
+    const res = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    expect(res.status).toBe(201);
+    return { id: res.body.data.id as string, email };
+  }
+
+  const forgot = (email: string, headers: Record<string, string> = {}) =>
+    call(app, 'POST', '/api/v1/auth/password/forgot', {
+      headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp(), ...headers },
+      body: { email },
+    });
+  const reset = (token: string, password: string) =>
+    call(app, 'POST', '/api/v1/auth/password/reset', { headers: { 'x-forwarded-for': someIp() }, body: { token, password } });
+
+  it('answers forgot the same way whether or not the account exists', async () => {
+    const user = await newUser();
+    const known = await forgot(user.email);
+    const unknown = await forgot(uniqueEmail('nobody'));
+    expect(known.status).toBe(200);
+    expect(unknown.status).toBe(200);
+    expect(known.body).toEqual(unknown.body);
+    await mail.waitFor(user.email);
+  });
+
+  it('emails a link on BASE_URL, whatever Host or X-Forwarded-Host the request claims', async () => {
+    const user = await newUser();
+    await forgot(user.email, { 'x-forwarded-host': 'evil.test', 'x-forwarded-proto': 'http' });
+    const { link } = resetTokenIn(await mail.waitFor(user.email));
+    expect(link.startsWith('https://id.example.test/reset-password?token=')).toBe(true);
+    expect(link).not.toContain('evil.test');
+  });
+
+  it('sends at most one reset email per address per minute', async () => {
+    const user = await newUser();
+    await forgot(user.email);
+    await mail.waitFor(user.email);
+    expect((await forgot(user.email)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(mail.to(user.email)).toHaveLength(1);
+    app.clock.advance(61 * 1000);
+    await forgot(user.email);
+    await mail.waitFor(user.email, 1);
+  });
+
+  it('resets once: the new password works, the old does not, every session ends, a lock lifts', async () => {
+    const user = await newUser();
+    const session = await signIn(app, ws.id, user.email, PASSWORD);
+    for (let i = 0; i < 10; i++) await login(app, ws.id, user.email, `wrong ${i} password`);
+    await forgot(user.email);
+    const { token } = resetTokenIn(await mail.waitFor(user.email));
+
+    const weak = await reset(token, 'password123');
+    expect([weak.status, weak.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(weak.body.error.details[0].path).toBe('password');
+
+    const done = await reset(token, NEW_PASSWORD);
+    expect(done.status).toBe(200);
+    expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: session.accessToken })).status).toBe(401);
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(401);
+    expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(200);
+    const again = await reset(token, 'yet another passphrase');
+    expect([again.status, again.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
+
+  it('lets exactly one of 20 concurrent resets with one token succeed', async () => {
+    const user = await newUser();
+    await forgot(user.email);
+    const { token } = resetTokenIn(await mail.waitFor(user.email));
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => reset(token, `concurrent passphrase ${i}`)));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 401 && r.body.error.code === 'INVALID_TOKEN')).toHaveLength(19);
+  });
+
+  it('expires reset links after 30 minutes', async () => {
+    const user = await newUser();
+    await forgot(user.email);
+    const { token } = resetTokenIn(await mail.waitFor(user.email));
+    app.clock.advance(31 * 60 * 1000);
+    const res = await reset(token, NEW_PASSWORD);
+    expect([res.status, res.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
+
+  it('changes a password: wrong current is refused, the current session stays, the others end', async () => {
+    const user = await newUser();
+    const here = await signIn(app, ws.id, user.email, PASSWORD);
+    const elsewhere = await signIn(app, ws.id, user.email, PASSWORD);
+    const change = (body: object) =>
+      call(app, 'POST', '/api/v1/auth/password/change', { token: here.accessToken, headers: { 'x-forwarded-for': someIp() }, body });
+
+    const wrong = await change({ current_password: 'not it at all', new_password: NEW_PASSWORD });
+    expect([wrong.status, wrong.body.error.code]).toEqual([401, 'INVALID_CREDENTIALS']);
+    const common = await change({ current_password: PASSWORD, new_password: 'iloveyou' });
+    expect([common.status, common.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    const short = await change({ current_password: PASSWORD, new_password: 'short' });
+    expect(short.status).toBe(400);
+
+    const ok = await change({ current_password: PASSWORD, new_password: NEW_PASSWORD });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toEqual({ password_changed: true, ended_sessions: 1 });
+    expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: here.accessToken })).status).toBe(200);
+    expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: elsewhere.accessToken })).status).toBe(401);
+    expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+
+  it('refuses common passwords with a clear 400 wherever a password is set', async () => {
+    const res = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: uniqueEmail(), password: 'Password1' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details[0]).toEqual({ path: 'password', message: expect.stringContaining('commonly used') });
+  });
+
+  it('limits /password/* to 10 a minute per IP', async () => {
+    const ip = someIp();
+    for (let i = 0; i < 10; i++) {
+      const res = await call(app, 'POST', '/api/v1/auth/password/reset', {
+        headers: { 'x-forwarded-for': ip },
+        body: { token: 'nope', password: NEW_PASSWORD },
+      });
+      expect(res.status).toBe(401);
+    }
+    const limited = await call(app, 'POST', '/api/v1/auth/password/forgot', {
+      headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': ip },
+      body: { email: 'a@b.co' },
+    });
+    expect([limited.status, limited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
