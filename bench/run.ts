@@ -2,19 +2,25 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import argon2 from 'argon2';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.ts';
-import { seed } from './seed.ts';
+import { hashPassword } from '../src/core/passwords.ts';
+import { BENCH_PASSWORD, seed } from './seed.ts';
 
 /**
- * `npm run bench`: seeds a workspace with 10,000 users, starts the real server in its own process
- * (on DATABASE_URL/REDIS_URL when set, embedded otherwise), loads it with autocannon from this
- * process, and writes bench/results.md. Each request comes from a different X-Forwarded-For address
- * (TRUST_PROXY=loopback), as real traffic would, so the per-IP limit is exercised but not hit.
+ * `npm run bench`: seeds a workspace (10,000 users, refresh tokens), starts the real server in its
+ * own process (on DATABASE_URL/REDIS_URL when set, embedded otherwise), loads it with autocannon from
+ * this process and writes bench/results.md. Each request comes from another X-Forwarded-For address
+ * (TRUST_PROXY=loopback), as real traffic would, so per-IP limits are exercised but not hit.
+ * Ceilings measured in the same run: a bare Node HTTP server, a bare Express 5 server, and the raw
+ * Argon2id verify rate with the service's parameters (the most sign-ins per second the CPU allows).
  */
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ONLY = process.env.BENCH_ONLY?.split(',');
 const USERS = 10_000;
+const REFRESH_TOKENS = Number(process.env.BENCH_REFRESH_TOKENS ?? 60_000);
 const PORT_APP = 3901;
 const PORT_BARE = 3902;
 
@@ -24,6 +30,7 @@ interface Row {
   p50: number;
   p99: number;
   non2xx: number;
+  ceiling?: string;
 }
 
 async function startProcess(args: string[], env: Record<string, string>): Promise<ChildProcess> {
@@ -55,25 +62,69 @@ function nextIp(): string {
   return `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
 }
 
-async function load(name: string, url: string, headers: Record<string, string>): Promise<Row> {
+type RequestShape = { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string };
+
+async function load(name: string, url: string, next: () => RequestShape, ceiling?: string): Promise<Row> {
   const options = {
     url,
     connections: CONNECTIONS,
     duration: DURATION,
-    headers,
-    requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...headers, 'x-forwarded-for': nextIp() } }) }],
+    requests: [
+      {
+        setupRequest: (req: autocannon.Request) => {
+          const shape = next();
+          return {
+            ...req,
+            method: shape.method ?? 'GET',
+            headers: { ...shape.headers, 'x-forwarded-for': nextIp(), ...(shape.body ? { 'content-type': 'application/json' } : {}) },
+            ...(shape.body ? { body: shape.body } : {}),
+          };
+        },
+      },
+    ],
   };
   await autocannon({ ...options, duration: 2 }); // warm-up: JIT, pools, caches
   const result = await autocannon(options);
-  process.stdout.write(`${name}: ${result.requests.average} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms\n`);
-  return {
+  const row = {
     name,
     requests: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors,
+    ceiling,
   };
+  process.stdout.write(`${name}: ${Math.round(row.requests)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, non-2xx ${row.non2xx}\n`);
+  return row;
 }
+
+/** Argon2id verifies per second with the service's parameters, as many at once as the server would run. */
+async function argon2Ceiling(): Promise<Row> {
+  const hash = await hashPassword(BENCH_PASSWORD);
+  const latencies: number[] = [];
+  const end = Date.now() + DURATION * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (Date.now() < end) {
+        const t = performance.now();
+        await argon2.verify(hash, BENCH_PASSWORD);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(latencies[Math.floor(latencies.length * q)] ?? 0);
+  const row = {
+    name: 'Argon2id verify, raw (sign-in ceiling)',
+    requests: latencies.length / DURATION,
+    p50: at(0.5),
+    p99: at(0.99),
+    non2xx: 0,
+  };
+  process.stdout.write(`${row.name}: ${Math.round(row.requests)} /s\n`);
+  return row;
+}
+
+const wanted = (key: string) => !ONLY || ONLY.includes(key);
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'identity-bench-'));
@@ -89,50 +140,116 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, ...env });
   const database = config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite';
   const redis = config.REDIS_URL ? 'Redis (REDIS_URL)' : 'in-process';
-  process.stdout.write(`seeding ${USERS} users on ${database}…\n`);
-  const seeded = await seed(config, USERS);
+  process.stdout.write(`seeding ${USERS} users and ${REFRESH_TOKENS} refresh tokens on ${database}…\n`);
+  const seeded = await seed(config, USERS, REFRESH_TOKENS);
   const rows: Row[] = [];
 
-  const bare = await startProcess(['--import', 'tsx', 'bench/bare-server.ts'], { PORT: String(PORT_BARE) });
-  try {
-    rows.push(await load('bare Node HTTP server (ceiling)', `http://127.0.0.1:${PORT_BARE}/`, {}));
-  } finally {
-    await stopProcess(bare);
+  for (const [key, script, label] of [
+    ['node', 'bench/bare-server.ts', 'bare Node HTTP server (ceiling)'],
+    ['express', 'bench/bare-express.ts', 'bare Express 5 server (ceiling)'],
+  ] as const) {
+    if (!wanted(key)) continue;
+    const bare = await startProcess(['--import', 'tsx', script], { PORT: String(PORT_BARE) });
+    try {
+      rows.push(await load(label, `http://127.0.0.1:${PORT_BARE}/`, () => ({})));
+    } finally {
+      await stopProcess(bare);
+    }
   }
+  if (wanted('argon2')) rows.push(await argon2Ceiling());
 
-  const app = await startProcess(['--import', 'tsx', 'src/main.ts'], env);
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server while it is loaded.
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const app = await startProcess([...nodeArgs, '--import', 'tsx', 'src/main.ts'], env);
+  const base = `http://127.0.0.1:${PORT_APP}`;
   try {
-    const auth = { authorization: `Bearer ${seeded.apiKey}` };
-    const probe = await fetch(`http://127.0.0.1:${PORT_APP}/api/v1/users/${seeded.userId}`, { headers: auth });
-    if (probe.status !== 200) throw new Error(`probe answered ${probe.status}: ${await probe.text()}`);
-    rows.push(await load('GET /api/v1/users/{id} (API key)', `http://127.0.0.1:${PORT_APP}/api/v1/users/${seeded.userId}`, auth));
-    rows.push(await load(`GET /api/v1/users?per_page=20 (${USERS} users)`, `http://127.0.0.1:${PORT_APP}/api/v1/users?per_page=20`, auth));
+    const key = { authorization: `Bearer ${seeded.apiKey}` };
+    const signedIn = await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': seeded.workspaceId },
+      body: JSON.stringify({ email: seeded.ownerEmail, password: BENCH_PASSWORD }),
+    });
+    if (signedIn.status !== 200) throw new Error(`sign-in probe answered ${signedIn.status}: ${await signedIn.text()}`);
+    const bearer = { authorization: `Bearer ${((await signedIn.json()) as { data: { access_token: string } }).data.access_token}` };
+
+    if (wanted('get-key'))
+      rows.push(
+        await load('GET /api/v1/users/{id} (API key)', `${base}/api/v1/users/${seeded.userId}`, () => ({ headers: key }), 'bare Express 5'),
+      );
+    if (wanted('get-token')) {
+      rows.push(
+        await load(
+          'GET /api/v1/users/{id} (access token + live session check)',
+          `${base}/api/v1/users/${seeded.userId}`,
+          () => ({ headers: bearer }),
+          'bare Express 5',
+        ),
+      );
+    }
+    if (wanted('list')) {
+      rows.push(
+        await load(
+          `GET /api/v1/users?per_page=20 (${USERS} users)`,
+          `${base}/api/v1/users?per_page=20`,
+          () => ({ headers: key }),
+          'bare Express 5',
+        ),
+      );
+    }
+    if (wanted('refresh')) {
+      let i = 0;
+      rows.push(
+        await load(
+          'POST /api/v1/auth/refresh (rotation)',
+          `${base}/api/v1/auth/refresh`,
+          () => ({ method: 'POST', body: JSON.stringify({ refresh_token: seeded.refreshTokens[i++ % seeded.refreshTokens.length] }) }),
+          'bare Express 5',
+        ),
+      );
+    }
+    if (wanted('login')) {
+      let i = 0;
+      rows.push(
+        await load(
+          'POST /api/v1/auth/login (Argon2id)',
+          `${base}/api/v1/auth/login`,
+          () => ({
+            method: 'POST',
+            headers: { 'x-tenant-id': seeded.workspaceId },
+            body: JSON.stringify({ email: seeded.emails[i++ % seeded.emails.length], password: BENCH_PASSWORD }),
+          }),
+          'Argon2id verify',
+        ),
+      );
+    }
   } finally {
     await stopProcess(app);
     await rm(dataDir, { recursive: true, force: true });
   }
 
-  const ceiling = rows[0]?.requests ?? 1;
+  const ceilingOf = (label: string | undefined) =>
+    label === 'Argon2id verify' ? rows.find((r) => r.name.startsWith('Argon2id')) : rows.find((r) => r.name.startsWith('bare Express'));
   const table = [
-    '| scenario | req/s | p50 ms | p99 ms | non-2xx | of ceiling |',
+    '| scenario | req/s | p50 ms | p99 ms | non-2xx | of its ceiling |',
     '|---|---:|---:|---:|---:|---:|',
-    ...rows.map(
-      (r) =>
-        `| ${r.name} | ${Math.round(r.requests)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${((r.requests / ceiling) * 100).toFixed(1)}% |`,
-    ),
+    ...rows.map((r) => {
+      const ceiling = r.ceiling ? ceilingOf(r.ceiling) : undefined;
+      const ratio = ceiling ? `${((r.requests / ceiling.requests) * 100).toFixed(1)}% of ${r.ceiling}` : '';
+      return `| ${r.name} | ${Math.round(r.requests)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${ratio} |`;
+    }),
   ];
   const report = [
     '# Benchmark results',
     '',
     `Written by \`npm run bench\` on ${new Date().toISOString()}: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version},`,
     `database ${database}, rate-limit state ${redis}; ${CONNECTIONS} connections, ${DURATION} s per scenario after a 2 s warm-up;`,
-    'server and load generator share the machine.',
+    'server, database, Redis and load generator share the machine.',
     '',
     ...table,
     '',
   ].join('\n');
-  await writeFile('bench/results.md', report);
-  process.stdout.write(`\n${table.join('\n')}\n\nwrote bench/results.md\n`);
+  if (!ONLY) await writeFile('bench/results.md', report);
+  process.stdout.write(`\n${table.join('\n')}\n`);
 }
 
 main().catch((error: unknown) => {

@@ -6,6 +6,7 @@ import type { AppDeps } from './core/context.ts';
 import { CryptoBox, loadMasterKey } from './core/crypto-box.ts';
 import type { Logger } from './core/logger.ts';
 import { createRateLimits } from './core/rate-limit.ts';
+import { detectStatementSupport } from './core/sql.ts';
 import { SigningKeys } from './modules/auth/signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
 
@@ -19,6 +20,7 @@ export async function createDeps(input: {
 }): Promise<AppDeps> {
   const { config, orm, log, redis } = input;
   const clock = input.clock ?? systemClock;
+  await detectStatementSupport(orm);
   const box = new CryptoBox(await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR));
   const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
   await keys.ensureActiveKey();

@@ -3,6 +3,7 @@ import type { AppDeps } from './context.ts';
 import { AppError } from './errors.ts';
 import type { Grant } from './permissions.ts';
 import { sha256 } from './secrets.ts';
+import { runStatement, type Statement } from './sql.ts';
 
 /** Who is calling, already checked. Tenancy comes from here, never from a request body. */
 export type Principal =
@@ -20,19 +21,33 @@ export function bearerToken(authorization: string | null): string {
 }
 
 /*
- * Both lookups below run on every request, so each is one indexed statement rather than ORM finds
- * (several times the CPU; see docs/decisions.md).
+ * Both lookups below run on every request, so each is one prepared statement rather than ORM finds
+ * (several times the CPU; see core/sql.ts and docs/decisions.md).
  */
 
+const API_KEY: Statement = {
+  name: 'auth_api_key',
+  text: 'select id, workspace_id from api_keys where key_hash = $1 and revoked_at is null',
+};
+
 async function apiKeyPrincipal(deps: AppDeps, secret: string): Promise<Principal> {
-  const [key] = await deps.orm.em
-    .getConnection()
-    .execute<{ id: string; workspace_id: string }[]>('select id, workspace_id from api_keys where key_hash = ? and revoked_at is null', [
-      sha256(secret),
-    ]);
+  const [key] = await runStatement<{ id: string; workspace_id: string }>(deps.orm, API_KEY, [sha256(secret)]);
   if (!key) throw new AppError('INVALID_TOKEN', 'The API key is invalid or has been revoked');
   return { type: 'api_key', id: key.id, workspaceId: key.workspace_id, grants: ['*'] };
 }
+
+const LIVE_SESSION: Statement = {
+  name: 'auth_live_session',
+  text: `select s.user_id, s.workspace_id,
+                coalesce(array_agg(r.key) filter (where r.key is not null), '{}') as roles,
+                coalesce(jsonb_agg(r.permissions) filter (where r.key is not null), '[]'::jsonb) as grants
+           from sessions s
+           join users u on u.id = s.user_id and u.status <> 'deactivated'
+           left join role_assignments ra on ra.user_id = s.user_id and (ra.expires_at is null or ra.expires_at > $2)
+           left join roles r on r.id = ra.role_id
+          where s.id = $1 and s.ended_at is null and s.expires_at > $2
+          group by s.user_id, s.workspace_id`,
+};
 
 interface LiveSession {
   user_id: string;
@@ -51,19 +66,7 @@ async function accessTokenPrincipal(deps: AppDeps, token: string): Promise<Princ
     { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
     token,
   );
-  const now = deps.clock.now();
-  const [live] = await deps.orm.em.getConnection().execute<LiveSession[]>(
-    `select s.user_id, s.workspace_id,
-            coalesce(array_agg(r.key) filter (where r.key is not null), '{}') as roles,
-            coalesce(jsonb_agg(r.permissions) filter (where r.key is not null), '[]'::jsonb) as grants
-       from sessions s
-       join users u on u.id = s.user_id and u.status <> 'deactivated'
-       left join role_assignments ra on ra.user_id = s.user_id and (ra.expires_at is null or ra.expires_at > ?)
-       left join roles r on r.id = ra.role_id
-      where s.id = ? and s.ended_at is null and s.expires_at > ?
-      group by s.user_id, s.workspace_id`,
-    [now, claims.sid, now],
-  );
+  const [live] = await runStatement<LiveSession>(deps.orm, LIVE_SESSION, [claims.sid, deps.clock.now().toISOString()]);
   if (!live || live.user_id !== claims.sub || live.workspace_id !== claims.tid) {
     throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
   }

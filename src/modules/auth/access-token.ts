@@ -32,8 +32,26 @@ export async function signAccessToken(issuer: AccessTokenIssuer, claims: AccessC
     .sign(privateKey);
 }
 
+/**
+ * Tokens whose signature this process has already checked, with their expiry. A client sends the
+ * same token many times; its signature cannot change, so only the expiry (and the live session, in
+ * core/auth.ts) is checked again. Bounded; oldest entries go first.
+ */
+const VERIFIED_MAX = 10_000;
+const verified = new Map<string, { claims: AccessClaims; exp: number }>();
+
+function remember(token: string, claims: AccessClaims, exp: number): void {
+  if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
+  verified.set(token, { claims, exp });
+}
+
 /** Checks signature, algorithm, issuer and expiry; anything wrong is INVALID_TOKEN. */
 export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string): Promise<AccessClaims> {
+  const known = verified.get(token);
+  if (known) {
+    if (known.exp * 1000 > issuer.clock.now().getTime()) return known.claims;
+    verified.delete(token);
+  }
   try {
     const { payload } = await jwtVerify(
       token,
@@ -48,7 +66,9 @@ export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string
     if (typeof sub !== 'string' || typeof tid !== 'string' || typeof sid !== 'string' || !Array.isArray(roles)) {
       throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
     }
-    return { sub, tid, sid, roles };
+    const claims = { sub, tid, sid, roles };
+    remember(token, claims, payload.exp as number);
+    return claims;
   } catch (error) {
     if (error instanceof AppError) throw error;
     if (error instanceof errors.JOSEError) {

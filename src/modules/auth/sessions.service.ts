@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { recordAudit } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
+import { runStatementIn, type Statement } from '../../core/sql.ts';
 import { User } from '../users/user.entity.ts';
-import { toUserView } from '../users/users.service.ts';
+import { toUserView, userRowToView, type UserRow } from '../users/users.service.ts';
 import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
 import { RefreshToken, Session } from './session.entity.ts';
@@ -77,51 +77,105 @@ export async function startSession(deps: AppDeps, em: EntityManager, user: User,
   return tokensFor(deps, em, user, session, issueRefreshToken(deps, em, session, now));
 }
 
+/*
+ * Refresh runs on every client every fifteen minutes, so it is two prepared statements instead of
+ * ORM work (core/sql.ts): one that consumes the token and does everything else in the same atomic
+ * statement, and, only when that consumed nothing, one that handles reuse.
+ */
+const ROTATE: Statement = {
+  name: 'auth_refresh_rotate',
+  text: `with consumed as (
+           update refresh_tokens set used_at = $2
+            where token_hash = $1 and used_at is null and expires_at > $2
+           returning session_id
+         ), live as (
+           update sessions s set last_refreshed_at = $2
+             from consumed c, users u
+            where s.id = c.session_id and u.id = s.user_id
+              and s.ended_at is null and s.expires_at > $2 and u.status <> 'deactivated'
+           returning s.id, s.workspace_id, s.user_id, s.expires_at
+         ), fresh as (
+           insert into refresh_tokens (id, workspace_id, session_id, token_hash, created_at, expires_at)
+           select $3, workspace_id, id, $4, $2, expires_at from live
+           returning id
+         ), audit as (
+           insert into audit_events (id, workspace_id, event_type, outcome, actor_type, actor_id, target_type, target_id,
+                                     ip, user_agent, request_id, details, created_at)
+           select $5, workspace_id, 'auth.refresh', 'success', 'user', user_id, 'session', id, $6, $7, $8, '{}'::jsonb, $2 from live
+           returning id
+         )
+         select l.id as session_id, u.id, u.workspace_id, u.email, u.name, u.status, u.created_at, u.updated_at, u.last_sign_in_at,
+                (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
+                  where ra.user_id = l.user_id and (ra.expires_at is null or ra.expires_at > $2)) as roles,
+                (select count(*) from fresh) + (select count(*) from audit) as written
+           from live l join users u on u.id = l.user_id`,
+};
+
+const REUSED: Statement = {
+  name: 'auth_refresh_reuse',
+  text: `with known as (
+           select session_id, workspace_id from refresh_tokens where token_hash = $1 and used_at is not null
+         ), ended as (
+           update sessions set ended_at = $2, end_reason = 'refresh_token_reuse'
+            where id in (select session_id from known) and ended_at is null
+           returning id
+         ), audit as (
+           insert into audit_events (id, workspace_id, event_type, outcome, actor_type, actor_id, target_type, target_id,
+                                     ip, user_agent, request_id, details, created_at)
+           select $3, workspace_id, 'auth.refresh', 'failure', 'system', null, 'session', session_id, $4, $5, $6,
+                  '{"reason":"refresh_token_reuse"}'::jsonb, $2 from known
+           returning id
+         )
+         select (select count(*) from known) as known, (select count(*) from ended) + (select count(*) from audit) as written`,
+};
+
+interface RotatedRow extends UserRow {
+  session_id: string;
+  workspace_id: string;
+  roles: string[];
+}
+
 /**
  * Swaps a refresh token for new tokens. The old token is consumed by one conditional UPDATE, so of
  * several concurrent uses exactly one wins. A token that was already used means it leaked: the whole
  * session ends (and stays ended, even though the request fails).
  */
 export async function refreshSession(deps: AppDeps, em: EntityManager, token: string, origin: Origin): Promise<TokensView> {
-  const now = deps.clock.now();
+  const now = deps.clock.now().toISOString();
   const hash = sha256(token);
-  const [consumed] = await em.execute<{ session_id: string; workspace_id: string }[]>(
-    `update refresh_tokens set used_at = ? where token_hash = ? and used_at is null and expires_at > ? returning session_id, workspace_id`,
-    [now, hash, now],
-  );
-  if (!consumed) {
-    const [known] = await em.execute<{ session_id: string; workspace_id: string; used_at: Date | null }[]>(
-      'select session_id, workspace_id, used_at from refresh_tokens where token_hash = ?',
-      [hash],
-    );
-    if (known?.used_at) {
-      await em.execute(`update sessions set ended_at = ?, end_reason = 'refresh_token_reuse' where id = ? and ended_at is null`, [
-        now,
-        known.session_id,
-      ]);
-      recordAudit(
-        { em, workspaceId: known.workspace_id, actor: { type: 'system', id: null }, ...origin },
-        {
-          eventType: 'auth.refresh',
-          outcome: 'failure',
-          target: { type: 'session', id: known.session_id },
-          details: { reason: 'refresh_token_reuse' },
-        },
-      );
-      throw new AppError('INVALID_TOKEN', INVALID_REFRESH, { keepChanges: true });
-    }
-    throw new AppError('INVALID_TOKEN', INVALID_REFRESH);
+  const secret = newSecret('rt_');
+  const [row] = await runStatementIn<RotatedRow>(em, ROTATE, [
+    hash,
+    now,
+    newId('rtk'),
+    sha256(secret),
+    newId('evt'),
+    origin.ip,
+    origin.userAgent,
+    origin.requestId,
+  ]);
+  if (!row) {
+    const [reuse] = await runStatementIn<{ known: string }>(em, REUSED, [
+      hash,
+      now,
+      newId('evt'),
+      origin.ip,
+      origin.userAgent,
+      origin.requestId,
+    ]);
+    throw new AppError('INVALID_TOKEN', INVALID_REFRESH, { keepChanges: Number(reuse?.known ?? 0) > 0 });
   }
-  em.setFilterParams('tenant', { workspaceId: consumed.workspace_id });
-  const session = await em.findOne(Session, { id: consumed.session_id, endedAt: null, expiresAt: { $gt: now } });
-  const user = session ? await em.findOne(User, { id: session.userId, status: { $ne: 'deactivated' } }) : null;
-  if (!session || !user) throw new AppError('INVALID_TOKEN', INVALID_REFRESH);
-  session.lastRefreshedAt = now;
-  recordAudit(
-    { em, workspaceId: session.workspaceId, actor: { type: 'user', id: user.id }, ...origin },
-    { eventType: 'auth.refresh', target: { type: 'session', id: session.id } },
+  const accessToken = await signAccessToken(
+    { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
+    { sub: row.id, tid: row.workspace_id, sid: row.session_id, roles: row.roles },
   );
-  return tokensFor(deps, em, user, session, issueRefreshToken(deps, em, session, now));
+  return {
+    access_token: accessToken,
+    refresh_token: secret,
+    token_type: 'Bearer',
+    expires_in: deps.config.ACCESS_TOKEN_TTL,
+    user: userRowToView(row),
+  };
 }
 
 /** Ends one session; false when it was not live. */

@@ -1,4 +1,5 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
+import { importJWK, type JWK } from 'jose';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.ts';
 import type { CryptoBox } from '../../core/crypto-box.ts';
@@ -12,9 +13,13 @@ const ACTIVE_CACHE_MS = 60_000;
 /** A retired key stays published this long past the access-token lifetime (covers the cache above). */
 const PUBLISH_MARGIN_MS = 5 * 60_000;
 
+/**
+ * Keys are held as WebCrypto CryptoKeys, which jose uses directly; handing it a node KeyObject
+ * instead costs a conversion on every signature (measured: most of the cost of a token check).
+ */
 interface ActiveKey {
   kid: string;
-  privateKey: KeyObject;
+  privateKey: CryptoKey;
   loadedAt: number;
 }
 
@@ -28,7 +33,7 @@ export type PublicJwk = Record<string, unknown> & { kid: string; alg: string; us
 export class SigningKeys {
   private active: ActiveKey | null = null;
   private reloading: Promise<void> | null = null;
-  private readonly publicKeys = new Map<string, KeyObject>();
+  private readonly publicKeys = new Map<string, CryptoKey>();
 
   constructor(
     private readonly orm: MikroORM,
@@ -64,7 +69,7 @@ export class SigningKeys {
    * database's only connection): a stale cache is refreshed in the background, so another
    * instance's rotation reaches this one within a minute.
    */
-  async signingKey(): Promise<{ kid: string; privateKey: KeyObject }> {
+  async signingKey(): Promise<{ kid: string; privateKey: CryptoKey }> {
     if (!this.active) throw new Error('no active signing key: ensureActiveKey() was not called');
     if (Date.now() - this.active.loadedAt >= ACTIVE_CACHE_MS && !this.reloading) {
       this.reloading = this.reload()
@@ -79,17 +84,17 @@ export class SigningKeys {
   private async reload(): Promise<void> {
     const key = await this.orm.em.fork().findOne(SigningKey, { retiredAt: null }, { orderBy: { createdAt: 'desc' } });
     if (!key) throw new Error('no active signing key');
-    const jwk = JSON.parse(this.box.open(key.privateJwk)) as Record<string, string>;
-    this.active = { kid: key.id, privateKey: createPrivateKey({ key: jwk, format: 'jwk' }), loadedAt: Date.now() };
+    const jwk = JSON.parse(this.box.open(key.privateJwk)) as JWK;
+    this.active = { kid: key.id, privateKey: (await importJWK(jwk, key.alg)) as CryptoKey, loadedAt: Date.now() };
   }
 
   /** The public key for a `kid`, or null when there is no such (published) key. Cached: keys never change. */
-  async verificationKey(kid: string): Promise<KeyObject | null> {
+  async verificationKey(kid: string): Promise<CryptoKey | null> {
     const cached = this.publicKeys.get(kid);
     if (cached) return cached;
     const key = await this.orm.em.fork().findOne(SigningKey, { id: kid });
     if (!key || !this.isPublished(key)) return null;
-    const publicKey = createPublicKey({ key: key.publicJwk as Record<string, string>, format: 'jwk' });
+    const publicKey = (await importJWK(key.publicJwk as JWK, key.alg)) as CryptoKey;
     this.publicKeys.set(kid, publicKey);
     return publicKey;
   }

@@ -23,7 +23,7 @@ export const usersRouter = router({
     .meta({ openapi: { method: 'GET', path: '/api/v1/users/{id}', tags: ['users'], summary: 'Get a user', protect: true } })
     .input(userIdInput)
     .output(userOutput)
-    .query(({ ctx, input }) => getUser(ctx.em, input.id)),
+    .query(({ ctx, input }) => getUser(ctx.deps.orm, ctx.workspaceId, input.id)),
 
   update: managementProcedure('users:write')
     .meta({
