@@ -4,7 +4,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { runStatementIn, type Statement } from '../../core/sql.ts';
-import { User } from '../users/user.entity.ts';
+import { type User } from '../users/user.entity.ts';
 import { toUserView, userRowToView, type UserRow } from '../users/users.service.ts';
 import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
