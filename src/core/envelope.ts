@@ -80,6 +80,14 @@ export function restDoor(deps: AppDeps): RequestHandler {
     const { requestId } = getRequestInfo(req);
     const end = res.end.bind(res) as (chunk?: unknown) => Response;
     res.end = ((chunk?: unknown) => {
+      if (res.statusCode < 400 && typeof chunk === 'string') {
+        // Successes are enveloped as text, without parsing the adapter's JSON again: a page
+        // (`{"data":[…],"meta":…}`, the only output whose first key is `data`) is already one.
+        const enveloped = chunk.startsWith('{"data":[') ? chunk : `{"data":${chunk}}`;
+        res.setHeader('Content-Type', 'application/json; charset=utf-8');
+        res.setHeader('Content-Length', Buffer.byteLength(enveloped));
+        return end(enveloped);
+      }
       let body: unknown;
       try {
         body = typeof chunk === 'string' ? JSON.parse(chunk) : undefined;

@@ -9,6 +9,7 @@ import { grants, type Permission } from './permissions.ts';
 import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { isId } from './ids.ts';
+import { runStatement, type Statement } from './sql.ts';
 import { rateLimitedError, type LimitName } from './rate-limit.ts';
 
 /** Procedure meta: the REST path (trpc-to-openapi) and the status a success answers with. */
@@ -129,6 +130,8 @@ export function limitedPublicProcedure(limit: LimitName) {
   return t.procedure.use(rateLimit(limit)).use(transactionPerMutation);
 }
 
+const WORKSPACE_EXISTS: Statement = { name: 'tenant_exists', text: 'select id from workspaces where id = $1' };
+
 /** Public calls about one workspace, named by `X-Tenant-ID` (sign-in, forgotten password). */
 export function publicTenantProcedure(limit?: LimitName) {
   return t.procedure
@@ -136,9 +139,7 @@ export function publicTenantProcedure(limit?: LimitName) {
     .use(async ({ ctx, next }) => {
       const workspaceId = ctx.tenantHeader?.trim();
       if (!workspaceId) throw new AppError('BAD_REQUEST', 'Send the workspace id in the X-Tenant-ID header');
-      const [found] = isId('wsp', workspaceId)
-        ? await ctx.em.getConnection().execute<{ id: string }[]>('select id from workspaces where id = ?', [workspaceId])
-        : [];
+      const [found] = isId('wsp', workspaceId) ? await runStatement<{ id: string }>(ctx.deps.orm, WORKSPACE_EXISTS, [workspaceId]) : [];
       if (!found) throw new AppError('NOT_FOUND', 'No workspace has the id given in X-Tenant-ID');
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId });
       return next({ ctx: { workspaceId } });

@@ -4,11 +4,10 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { runStatementIn, type Statement } from '../../core/sql.ts';
-import { type User } from '../users/user.entity.ts';
-import { toUserView, userRowToView, type UserRow } from '../users/users.service.ts';
+import { userRowToView, type UserRow } from '../users/users.service.ts';
 import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
-import { RefreshToken, Session } from './session.entity.ts';
+import { Session } from './session.entity.ts';
 
 export interface Origin {
   ip: string | null;
@@ -18,63 +17,89 @@ export interface Origin {
 
 const INVALID_REFRESH = 'The refresh token is invalid, expired or revoked';
 
-async function activeRoleKeys(em: EntityManager, userId: string, now: Date): Promise<string[]> {
-  const rows = await em.execute<{ key: string }[]>(
-    `select r.key from role_assignments ra join roles r on r.id = ra.role_id
-      where ra.user_id = ? and (ra.expires_at is null or ra.expires_at > ?) order by r.key`,
-    [userId, now],
-  );
-  return rows.map((r) => r.key);
+/*
+ * A sign-in's writes in one prepared statement (core/sql.ts): the user's sign-in bookkeeping, the
+ * session, its first refresh token and the audit row, all or nothing, answering the user and the
+ * roles the access token names.
+ */
+const START: Statement = {
+  name: 'auth_session_start',
+  text: `with u as (
+           update users set failed_login_count = 0, last_sign_in_at = $2,
+                  password_hash = coalesce($3, password_hash),
+                  updated_at = case when $3::text is null then updated_at else $2 end
+            where id = $1
+           returning id, workspace_id, email, name, status, created_at, updated_at, last_sign_in_at
+         ), s as (
+           insert into sessions (id, workspace_id, user_id, created_at, expires_at, ip, user_agent)
+           select $4, workspace_id, id, $2, $5, $8, $9 from u
+           returning id
+         ), r as (
+           insert into refresh_tokens (id, workspace_id, session_id, token_hash, created_at, expires_at)
+           select $6, workspace_id, $4, $7, $2, $5 from u
+           returning id
+         ), a as (
+           insert into audit_events (id, workspace_id, event_type, outcome, actor_type, actor_id, target_type, target_id,
+                                     ip, user_agent, request_id, details, created_at)
+           select $10, workspace_id, 'auth.login', 'success', 'user', id, 'user', id, $8, $9, $11,
+                  jsonb_build_object('method', $12::text, 'email', email), $2 from u
+           returning id
+         )
+         select u.*,
+                (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
+                  where ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > $2)) as roles,
+                (select count(*) from s) + (select count(*) from r) + (select count(*) from a) as written
+           from u`,
+};
+
+interface StartedRow extends UserRow {
+  workspace_id: string;
+  roles: string[];
 }
 
-function issueRefreshToken(deps: AppDeps, em: EntityManager, session: Session, now: Date): string {
-  const secret = newSecret('rt_');
-  em.persist(
-    Object.assign(new RefreshToken(), {
-      id: newId('rtk'),
-      workspaceId: session.workspaceId,
-      sessionId: session.id,
-      tokenHash: sha256(secret),
-      createdAt: now,
-      expiresAt: session.expiresAt,
-      usedAt: null,
-    }),
-  );
-  return secret;
-}
-
-async function tokensFor(deps: AppDeps, em: EntityManager, user: User, session: Session, refreshToken: string): Promise<TokensView> {
-  const roles = await activeRoleKeys(em, user.id, deps.clock.now());
+async function tokensFor(deps: AppDeps, row: StartedRow | RotatedRow, sessionId: string, refreshToken: string): Promise<TokensView> {
   const accessToken = await signAccessToken(
     { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
-    { sub: user.id, tid: user.workspaceId, sid: session.id, roles },
+    { sub: row.id, tid: row.workspace_id, sid: sessionId, roles: row.roles },
   );
   return {
     access_token: accessToken,
     refresh_token: refreshToken,
     token_type: 'Bearer',
     expires_in: deps.config.ACCESS_TOKEN_TTL,
-    user: toUserView(user),
+    user: userRowToView(row),
   };
 }
 
-/** A new session for a user whose sign-in has passed every stage. */
-export async function startSession(deps: AppDeps, em: EntityManager, user: User, origin: Origin): Promise<TokensView> {
+export interface SessionStart {
+  userId: string;
+  /** How the user proved who they are, for the audit row (`password`, later `mfa`). */
+  method: string;
+  /** A fresh hash when the stored one used old parameters. */
+  newPasswordHash?: string | null;
+}
+
+/** A new session for a user whose sign-in has passed every stage, inside the request's transaction. */
+export async function startSession(deps: AppDeps, em: EntityManager, start: SessionStart, origin: Origin): Promise<TokensView> {
   const now = deps.clock.now();
-  const session = Object.assign(new Session(), {
-    id: newId('ses'),
-    workspaceId: user.workspaceId,
-    userId: user.id,
-    createdAt: now,
-    lastRefreshedAt: null,
-    expiresAt: new Date(now.getTime() + deps.config.REFRESH_TOKEN_TTL * 1000),
-    endedAt: null,
-    endReason: null,
-    ip: origin.ip,
-    userAgent: origin.userAgent,
-  });
-  em.persist(session);
-  return tokensFor(deps, em, user, session, issueRefreshToken(deps, em, session, now));
+  const sessionId = newId('ses');
+  const secret = newSecret('rt_');
+  const [row] = await runStatementIn<StartedRow>(em, START, [
+    start.userId,
+    now.toISOString(),
+    start.newPasswordHash ?? null,
+    sessionId,
+    new Date(now.getTime() + deps.config.REFRESH_TOKEN_TTL * 1000).toISOString(),
+    newId('rtk'),
+    sha256(secret),
+    origin.ip,
+    origin.userAgent,
+    newId('evt'),
+    origin.requestId,
+    start.method,
+  ]);
+  if (!row) throw new AppError('INVALID_CREDENTIALS', 'The provided credentials are incorrect');
+  return tokensFor(deps, row, sessionId, secret);
 }
 
 /*
@@ -165,17 +190,7 @@ export async function refreshSession(deps: AppDeps, em: EntityManager, token: st
     ]);
     throw new AppError('INVALID_TOKEN', INVALID_REFRESH, { keepChanges: Number(reuse?.known ?? 0) > 0 });
   }
-  const accessToken = await signAccessToken(
-    { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
-    { sub: row.id, tid: row.workspace_id, sid: row.session_id, roles: row.roles },
-  );
-  return {
-    access_token: accessToken,
-    refresh_token: secret,
-    token_type: 'Bearer',
-    expires_in: deps.config.ACCESS_TOKEN_TTL,
-    user: userRowToView(row),
-  };
+  return tokensFor(deps, row, row.session_id, secret);
 }
 
 /** Ends one session; false when it was not live. */

@@ -3,7 +3,8 @@ import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { hashPassword, needsRehash, verifyPassword } from '../../core/passwords.ts';
-import { User } from '../users/user.entity.ts';
+import { runStatementIn, type Statement } from '../../core/sql.ts';
+import type { UserStatus } from '../users/user.entity.ts';
 import type { TokensView } from './auth.schema.ts';
 import { startSession, type Origin } from './sessions.service.ts';
 
@@ -27,6 +28,15 @@ export interface SignInAttempt {
   origin: Origin;
 }
 
+/** The account being signed in to, as the password stage read it. */
+export interface SignInUser {
+  id: string;
+  email: string;
+  status: UserStatus;
+  passwordHash: string | null;
+  lockedUntil: Date | null;
+}
+
 /** What a stage can read and what it has learned so far. */
 export interface SignInRun {
   deps: AppDeps;
@@ -34,15 +44,20 @@ export interface SignInRun {
   attempt: SignInAttempt;
   now: Date;
   /** Set by the password stage; every later stage can rely on it. */
-  user: User;
+  user: SignInUser;
 }
+
+const USER_BY_EMAIL: Statement = {
+  name: 'auth_login_user',
+  text: 'select id, email, status, password_hash, locked_until from users where workspace_id = $1 and email = $2',
+};
 
 export type SignInResult = { kind: 'tokens'; tokens: TokensView };
 
 /** A stage may stop the sign-in with a result (a second-factor challenge) or throw to refuse it. */
 export type SignInStage = (run: SignInRun) => Promise<SignInResult | undefined>;
 
-function scope(run: Pick<SignInRun, 'em' | 'attempt'>, user: User | null): AuditScope {
+function scope(run: Pick<SignInRun, 'em' | 'attempt'>, user: SignInUser | null): AuditScope {
   return {
     em: run.em,
     workspaceId: run.attempt.workspaceId,
@@ -51,7 +66,7 @@ function scope(run: Pick<SignInRun, 'em' | 'attempt'>, user: User | null): Audit
   };
 }
 
-function refuse(run: Pick<SignInRun, 'em' | 'attempt'>, user: User | null, reason: string, error: AppError): never {
+function refuse(run: Pick<SignInRun, 'em' | 'attempt'>, user: SignInUser | null, reason: string, error: AppError): never {
   recordAudit(scope(run, user), {
     eventType: 'auth.login',
     outcome: 'failure',
@@ -62,17 +77,17 @@ function refuse(run: Pick<SignInRun, 'em' | 'attempt'>, user: User | null, reaso
 }
 
 /** Lifts a lock whose fifteen minutes have passed, before the password is judged. */
-async function expireLock(em: EntityManager, user: User, now: Date): Promise<void> {
+async function expireLock(em: EntityManager, user: SignInUser, now: Date): Promise<void> {
   if (user.status !== 'locked' || !user.lockedUntil || user.lockedUntil > now) return;
   await em.execute(
     `update users set status = 'active', failed_login_count = 0, locked_until = null where id = ? and status = 'locked' and locked_until <= ?`,
     [user.id, now],
   );
-  Object.assign(user, { status: 'active', failedLoginCount: 0, lockedUntil: null });
+  Object.assign(user, { status: 'active', lockedUntil: null });
 }
 
 /** Counts a wrong password in one statement (concurrent failures all count) and locks at the tenth. */
-async function countFailure(em: EntityManager, user: User, now: Date): Promise<void> {
+async function countFailure(em: EntityManager, user: SignInUser, now: Date): Promise<void> {
   const until = new Date(now.getTime() + LOCK_MS);
   await em.execute(
     `update users set failed_login_count = failed_login_count + 1,
@@ -87,8 +102,23 @@ async function countFailure(em: EntityManager, user: User, now: Date): Promise<v
  * Stage 1, password. Unknown email and wrong password are the same answer, after the same Argon2id
  * work. Everything else (account state included) is decided only once the password is right.
  */
-async function checkPassword(deps: AppDeps, em: EntityManager, attempt: SignInAttempt, now: Date): Promise<User> {
-  const user = await em.findOne(User, { email: attempt.email }, { populate: ['passwordHash'] });
+async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Date): Promise<SignInUser> {
+  const [row] = await runStatementIn<{
+    id: string;
+    email: string;
+    status: UserStatus;
+    password_hash: string | null;
+    locked_until: string | null;
+  }>(em, USER_BY_EMAIL, [attempt.workspaceId, attempt.email]);
+  const user: SignInUser | null = row
+    ? {
+        id: row.id,
+        email: row.email,
+        status: row.status,
+        passwordHash: row.password_hash,
+        lockedUntil: row.locked_until ? new Date(row.locked_until) : null,
+      }
+    : null;
   if (!user?.passwordHash) {
     await verifyPassword(await dummy(), attempt.password);
     refuse(
@@ -129,18 +159,11 @@ const accountState: SignInStage = async (run) => {
   return undefined;
 };
 
-/** The last stage: a session, tokens, and the bookkeeping of a good sign-in. */
+/** The last stage: a session, tokens, the audit row and the bookkeeping of a good sign-in, in one statement. */
 const issueTokens: SignInStage = async (run) => {
-  const { user, now } = run;
-  user.failedLoginCount = 0;
-  user.lastSignInAt = now;
-  if (user.passwordHash && needsRehash(user.passwordHash)) user.passwordHash = await hashPassword(run.attempt.password);
-  const tokens = await startSession(run.deps, run.em, user, run.attempt.origin);
-  recordAudit(scope(run, user), {
-    eventType: 'auth.login',
-    target: { type: 'user', id: user.id },
-    details: { method: 'password', email: run.attempt.email },
-  });
+  const { user } = run;
+  const newPasswordHash = user.passwordHash && needsRehash(user.passwordHash) ? await hashPassword(run.attempt.password) : null;
+  const tokens = await startSession(run.deps, run.em, { userId: user.id, method: 'password', newPasswordHash }, run.attempt.origin);
   return { kind: 'tokens', tokens };
 };
 
@@ -152,7 +175,7 @@ export const SIGN_IN_STAGES: SignInStage[] = [accountState, issueTokens];
 
 export async function signIn(deps: AppDeps, em: EntityManager, attempt: SignInAttempt): Promise<SignInResult> {
   const now = deps.clock.now();
-  const user = await checkPassword(deps, em, attempt, now);
+  const user = await checkPassword(em, attempt, now);
   const run: SignInRun = { deps, em, attempt, now, user };
   for (const stage of SIGN_IN_STAGES) {
     const result = await stage(run);
