@@ -21,10 +21,13 @@ export interface SignedIn {
   accessToken: string;
   refreshToken: string;
   userId: string;
+  sessionId: string;
 }
 
 export async function signIn(app: TestApp, workspaceId: string, email: string, password: string): Promise<SignedIn> {
   const res = await login(app, workspaceId, email, password);
   if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return { accessToken: res.body.data.access_token, refreshToken: res.body.data.refresh_token, userId: res.body.data.user.id };
+  const accessToken = res.body.data.access_token as string;
+  const claims = JSON.parse(Buffer.from(accessToken.split('.')[1] as string, 'base64url').toString()) as { sid: string };
+  return { accessToken, refreshToken: res.body.data.refresh_token, userId: res.body.data.user.id, sessionId: claims.sid };
 }

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { recordAudit } from '../../core/audit.ts';
+import { auditScope } from '../../core/audit-scope.ts';
 import type { Context } from '../../core/context.ts';
 import {
   limitedPublicProcedure,
@@ -58,6 +60,7 @@ export const authRouter = router({
     .output(endedOutput)
     .mutation(async ({ ctx }) => {
       const ended = await endSession(ctx.em, ctx.sessionId, ctx.deps.clock.now(), 'logout');
+      recordAudit(auditScope(ctx), { eventType: 'auth.logout', target: { type: 'session', id: ctx.sessionId } });
       return { ended_sessions: ended ? 1 : 0 };
     }),
 
@@ -73,7 +76,15 @@ export const authRouter = router({
     })
     .input(noInput)
     .output(endedOutput)
-    .mutation(async ({ ctx }) => ({ ended_sessions: await endUserSessions(ctx.em, ctx.userId, ctx.deps.clock.now(), 'revoke_all') })),
+    .mutation(async ({ ctx }) => {
+      const ended = await endUserSessions(ctx.em, ctx.userId, ctx.deps.clock.now(), 'revoke_all');
+      recordAudit(auditScope(ctx), {
+        eventType: 'auth.sessions_revoke_all',
+        target: { type: 'user', id: ctx.userId },
+        details: { ended_sessions: ended },
+      });
+      return { ended_sessions: ended };
+    }),
 
   forgotPassword: publicTenantProcedure('password')
     .meta({
@@ -135,6 +146,7 @@ export const authRouter = router({
     .output(z.object({ id: z.string(), deleted: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
       await endOwnSession(ctx.em, ctx.userId, input.id, ctx.deps.clock.now());
+      recordAudit(auditScope(ctx), { eventType: 'auth.session_revoke', target: { type: 'session', id: input.id } });
       return { id: input.id, deleted: true as const };
     }),
 });

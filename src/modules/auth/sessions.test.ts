@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditEvent } from '../audit/audit.entity.ts';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
 import { call, graphql, trpc } from '../../../test/helpers/http.ts';
@@ -25,6 +26,14 @@ describe('sessions: logout, revoke-all, listing, and who may call what', () => {
     expect((await sessions(a.accessToken)).body.error.code).toBe('INVALID_TOKEN');
     expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: a.refreshToken } })).status).toBe(401);
     expect((await sessions(b.accessToken)).status).toBe(200);
+    const em = app.deps.orm.em.fork();
+    const audited = await em.find(
+      AuditEvent,
+      { eventType: 'auth.logout', targetId: a.sessionId },
+      { filters: { tenant: { workspaceId: ws.id } } },
+    );
+    expect(audited).toHaveLength(1);
+    expect(audited[0]).toMatchObject({ actorType: 'user', actorId: ws.owner.id, outcome: 'success' });
   });
 
   it('revoke-all ends every session of the caller, the current one included', async () => {
