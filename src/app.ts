@@ -2,7 +2,8 @@ import express, { type Express } from 'express';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { AppDeps } from './core/context.ts';
 import { createContext } from './core/context.ts';
-import { responseMeta, restDoor } from './core/envelope.ts';
+import { trpcResponseMeta } from './core/envelope.ts';
+import { restDoor } from './core/rest-door.ts';
 import { healthRoutes } from './core/health.ts';
 import { errorHandler, globalRateLimit, noStore, notFound, requestContext, securityHeaders } from './core/http.ts';
 import { buildOpenApiDocument } from './core/openapi.ts';
@@ -36,7 +37,7 @@ export function buildApp(deps: AppDeps): Express {
     createExpressMiddleware({
       router: appRouter,
       createContext: ({ req }) => createContext(deps, req),
-      responseMeta: (opts) => responseMeta(opts, false),
+      responseMeta: trpcResponseMeta,
     }),
   );
 

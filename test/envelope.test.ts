@@ -53,6 +53,21 @@ describe('envelope and request ids', () => {
     expectError(await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw }), 413, 'BAD_REQUEST');
   });
 
+  it('answers non-JSON bodies 415 and non-object JSON bodies 400, both BAD_REQUEST', async () => {
+    const text = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: 'email=x', headers: { 'content-type': 'text/plain' } });
+    expectError(text, 415, 'BAD_REQUEST');
+    const array = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: '[1,2]' });
+    expectError(array, 400, 'BAD_REQUEST');
+  });
+
+  it('matches paths with or without a trailing slash; a malformed escape in an id is 404', async () => {
+    const slash = await call(app, 'GET', '/api/v1/users/', { token: ws.apiKey });
+    expect(slash.status).toBe(200);
+    expect(slash.body.meta.per_page).toBe(20);
+    expectError(await call(app, 'GET', '/api/v1/users/%E0%A4%A', { token: ws.apiKey }), 404, 'NOT_FOUND');
+    expectError(await call(app, 'PUT', '/api/v1/users', { token: ws.apiKey, body: {} }), 404, 'NOT_FOUND');
+  });
+
   it('rejects unknown body fields with 400 and names them in details', async () => {
     const res = await call(app, 'POST', '/api/v1/users', {
       token: ws.apiKey,
