@@ -12,8 +12,11 @@ import { isId } from './ids.ts';
 import { runStatement, type Statement } from './sql.ts';
 import { rateLimitedError, type LimitName } from './rate-limit.ts';
 
-/** Procedure meta: the REST path (trpc-to-openapi) and the status a success answers with. */
-export type Meta = OpenApiMeta<{ successStatus?: 200 | 201 }>;
+/**
+ * Procedure meta: the REST path (trpc-to-openapi), the status a success answers with, and
+ * `singleStatement` for mutations whose whole work is one atomic SQL statement (no BEGIN/COMMIT).
+ */
+export type Meta = OpenApiMeta<{ successStatus?: 200 | 201; singleStatement?: true }>;
 
 export interface ErrorData {
   appCode: AppErrorCode;
@@ -44,8 +47,8 @@ export const middleware = t.middleware;
  * not at all (unless the error asks to keep them: see AppError `keepChanges`). Queries run on the
  * request's plain fork. `ctx.afterCommit` callbacks run once the commit is done.
  */
-const transactionPerMutation = t.middleware(async ({ ctx, type, next }) => {
-  if (type !== 'mutation') return next();
+const transactionPerMutation = t.middleware(async ({ ctx, type, meta, next }) => {
+  if (type !== 'mutation' || meta?.singleStatement) return next();
   let outcome: Awaited<ReturnType<typeof next>> | undefined;
   try {
     await ctx.em.transactional(async (em) => {

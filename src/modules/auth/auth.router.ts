@@ -41,10 +41,13 @@ export const authRouter = router({
     }),
 
   refresh: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/refresh', tags, summary: 'Swap a refresh token for new tokens (rotated)' } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/auth/refresh', tags, summary: 'Swap a refresh token for new tokens (rotated)' },
+      singleStatement: true,
+    })
     .input(refreshInput)
     .output(tokensOutput)
-    .mutation(({ ctx, input }) => refreshSession(ctx.deps, ctx.em, input.refresh_token, origin(ctx))),
+    .mutation(({ ctx, input }) => refreshSession(ctx.deps, input.refresh_token, origin(ctx))),
 
   logout: userProcedure
     .meta({

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
-import { runStatementIn, type Statement } from '../../core/sql.ts';
+import { runStatement, runStatementIn, type Statement } from '../../core/sql.ts';
 import { userRowToView, type UserRow } from '../users/users.service.ts';
 import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
@@ -103,9 +103,9 @@ export async function startSession(deps: AppDeps, em: EntityManager, start: Sess
 }
 
 /*
- * Refresh runs on every client every fifteen minutes, so it is two prepared statements instead of
- * ORM work (core/sql.ts): one that consumes the token and does everything else in the same atomic
- * statement, and, only when that consumed nothing, one that handles reuse.
+ * Refresh runs on every client every fifteen minutes, so it is prepared statements instead of ORM
+ * work (core/sql.ts), each atomic on its own so no transaction is opened: one consumes the token and
+ * does everything else in the same statement; only when that consumed nothing, one handles reuse.
  */
 const ROTATE: Statement = {
   name: 'auth_refresh_rotate',
@@ -165,11 +165,11 @@ interface RotatedRow extends UserRow {
  * several concurrent uses exactly one wins. A token that was already used means it leaked: the whole
  * session ends (and stays ended, even though the request fails).
  */
-export async function refreshSession(deps: AppDeps, em: EntityManager, token: string, origin: Origin): Promise<TokensView> {
+export async function refreshSession(deps: AppDeps, token: string, origin: Origin): Promise<TokensView> {
   const now = deps.clock.now().toISOString();
   const hash = sha256(token);
   const secret = newSecret('rt_');
-  const [row] = await runStatementIn<RotatedRow>(em, ROTATE, [
+  const [row] = await runStatement<RotatedRow>(deps.orm, ROTATE, [
     hash,
     now,
     newId('rtk'),
@@ -180,15 +180,9 @@ export async function refreshSession(deps: AppDeps, em: EntityManager, token: st
     origin.requestId,
   ]);
   if (!row) {
-    const [reuse] = await runStatementIn<{ known: string }>(em, REUSED, [
-      hash,
-      now,
-      newId('evt'),
-      origin.ip,
-      origin.userAgent,
-      origin.requestId,
-    ]);
-    throw new AppError('INVALID_TOKEN', INVALID_REFRESH, { keepChanges: Number(reuse?.known ?? 0) > 0 });
+    // Its own atomic statement: the session stays ended although this request fails.
+    await runStatement(deps.orm, REUSED, [hash, now, newId('evt'), origin.ip, origin.userAgent, origin.requestId]);
+    throw new AppError('INVALID_TOKEN', INVALID_REFRESH);
   }
   return tokensFor(deps, row, row.session_id, secret);
 }
