@@ -2,12 +2,14 @@ import type { AnyProcedure } from '@trpc/server';
 import { createCallerFactory, router, type Meta } from './core/trpc.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
+import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
 import { workspacesRouter } from './modules/workspaces/workspaces.router.ts';
 
 export const appRouter = router({
   workspaces: workspacesRouter,
   auth: authRouter,
+  mfa: mfaRouter,
   apiKeys: apiKeysRouter,
   users: usersRouter,
 });

@@ -29,7 +29,8 @@ export type IdPrefix =
   | 'sgk'
   | 'rtk'
   | 'prt'
-  | 'eml';
+  | 'eml'
+  | 'chl';
 
 function encodeTime(ms: number): string {
   let out = '';

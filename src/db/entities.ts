@@ -3,6 +3,7 @@ import { AuditEventSchema } from '../modules/audit/audit.entity.ts';
 import { PasswordResetTokenSchema, RefreshTokenSchema, SessionSchema } from '../modules/auth/session.entity.ts';
 import { SigningKeySchema } from '../modules/auth/signing-key.entity.ts';
 import { OutboxEmailSchema } from '../modules/email/email.entity.ts';
+import { MfaChallengeSchema, MfaFactorSchema } from '../modules/mfa/mfa.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
 import { WorkspaceSchema } from '../modules/workspaces/workspace.entity.ts';
@@ -20,4 +21,6 @@ export const entities = [
   RefreshTokenSchema,
   PasswordResetTokenSchema,
   OutboxEmailSchema,
+  MfaFactorSchema,
+  MfaChallengeSchema,
 ];

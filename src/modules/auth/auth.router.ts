@@ -22,6 +22,7 @@ import {
   sessionOutput,
   tokensOutput,
 } from './auth.schema.ts';
+import { challengeOutput } from '../mfa/mfa.schema.ts';
 import { changePassword, FORGOT_MESSAGE, forgotPassword, resetPassword } from './password.service.ts';
 import { endOwnSession, endSession, endUserSessions, listSessions, refreshSession } from './sessions.service.ts';
 import { signIn } from './sign-in.ts';
@@ -34,10 +35,10 @@ export const authRouter = router({
   login: publicTenantProcedure('login')
     .meta({ openapi: { method: 'POST', path: '/api/v1/auth/login', tags, summary: 'Sign in with email and password (send X-Tenant-ID)' } })
     .input(loginInput)
-    .output(tokensOutput)
+    .output(z.union([tokensOutput, challengeOutput]))
     .mutation(async ({ ctx, input }) => {
       const result = await signIn(ctx.deps, ctx.em, { workspaceId: ctx.workspaceId, ...input, origin: origin(ctx) });
-      return result.tokens;
+      return result.kind === 'tokens' ? result.tokens : result.challenge;
     }),
 
   refresh: publicProcedure

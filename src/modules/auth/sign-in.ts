@@ -5,6 +5,8 @@ import { AppError } from '../../core/errors.ts';
 import { hashPassword, needsRehash, verifyPassword } from '../../core/passwords.ts';
 import { runStatementIn, type Statement } from '../../core/sql.ts';
 import type { UserStatus } from '../users/user.entity.ts';
+import type { ChallengeView } from '../mfa/mfa.schema.ts';
+import { secondFactorStage } from '../mfa/sign-in-stage.ts';
 import type { TokensView } from './auth.schema.ts';
 import { startSession, type Origin } from './sessions.service.ts';
 
@@ -52,7 +54,7 @@ const USER_BY_EMAIL: Statement = {
   text: 'select id, email, status, password_hash, locked_until from users where workspace_id = $1 and email = $2',
 };
 
-export type SignInResult = { kind: 'tokens'; tokens: TokensView };
+export type SignInResult = { kind: 'tokens'; tokens: TokensView } | { kind: 'challenge'; challenge: ChallengeView };
 
 /** A stage may stop the sign-in with a result (a second-factor challenge) or throw to refuse it. */
 export type SignInStage = (run: SignInRun) => Promise<SignInResult | undefined>;
@@ -171,7 +173,7 @@ const issueTokens: SignInStage = async (run) => {
  * The stages after the password, in order: account state → risk → second factor → tokens. Risk
  * (threat detection) and second-factor stages are inserted before `issueTokens` by their modules.
  */
-export const SIGN_IN_STAGES: SignInStage[] = [accountState, issueTokens];
+export const SIGN_IN_STAGES: SignInStage[] = [accountState, secondFactorStage, issueTokens];
 
 export async function signIn(deps: AppDeps, em: EntityManager, attempt: SignInAttempt): Promise<SignInResult> {
   const now = deps.clock.now();

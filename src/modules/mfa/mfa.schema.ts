@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { FACTOR_STATUSES } from './mfa.entity.ts';
+
+export const factorOutput = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    kind: z.literal('totp'),
+    status: z.enum(FACTOR_STATUSES),
+    created_at: z.string(),
+    verified_at: z.string().nullable(),
+  })
+  .meta({ id: 'Factor' });
+export type FactorView = z.infer<typeof factorOutput>;
+
+export const enrollInput = z.strictObject({ name: z.string().trim().min(1).max(100) });
+export const enrollmentOutput = z
+  .object({ factor: factorOutput, secret: z.string(), otpauth_uri: z.string(), qr_code_data_uri: z.string() })
+  .meta({ id: 'TotpEnrollment' });
+
+/** A code as people type it: exactly six digits. Anything else is BAD_REQUEST. */
+export const totpCode = z.string().regex(/^\d{6}$/, 'must be six digits');
+
+export const verifyFactorInput = z.strictObject({ id: z.string().max(100), code: totpCode });
+export const factorIdInput = z.object({ id: z.string().max(100) });
+
+/** The sign-in challenge of the spec (instead of tokens). */
+export const challengeOutput = z
+  .object({
+    mfa_required: z.literal(true),
+    mfa_token: z.string(),
+    available_factors: z.array(z.literal('totp')),
+    challenge_id: z.string(),
+  })
+  .meta({ id: 'SignInChallenge' });
+export type ChallengeView = z.infer<typeof challengeOutput>;
+
+/** The code is checked in the handler, after the attempt is counted: a malformed one counts too. */
+export const mfaVerifyInput = z.strictObject({ mfa_token: z.string().min(1).max(512), code: z.unknown() });

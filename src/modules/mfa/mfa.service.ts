@@ -1,0 +1,168 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { AppDeps } from '../../core/context.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId, newId } from '../../core/ids.ts';
+import { newSecret, sha256 } from '../../core/secrets.ts';
+import { User } from '../users/user.entity.ts';
+import { Workspace } from '../workspaces/workspace.entity.ts';
+import { MfaChallenge, MfaFactor } from './mfa.entity.ts';
+import type { ChallengeView, FactorView } from './mfa.schema.ts';
+import { matchingStep, newTotpSecret, qrCodeDataUri, spendStep, totpUri } from './totp.ts';
+
+export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
+
+function toView(factor: MfaFactor): FactorView {
+  return {
+    id: factor.id,
+    name: factor.name,
+    kind: factor.kind,
+    status: factor.status,
+    created_at: factor.createdAt.toISOString(),
+    verified_at: factor.verifiedAt?.toISOString() ?? null,
+  };
+}
+
+export async function listFactors(em: EntityManager, userId: string): Promise<FactorView[]> {
+  const factors = await em.find(MfaFactor, { userId }, { orderBy: { id: 'asc' } });
+  return factors.map(toView);
+}
+
+/** A new authenticator, `Pending verification` until a code from it is confirmed. */
+export async function enrollTotp(deps: AppDeps, scope: AuditScope, userId: string, name: string, now: Date) {
+  const user = await scope.em.findOneOrFail(User, { id: userId });
+  const workspace = await scope.em.findOneOrFail(Workspace, { id: user.workspaceId });
+  const secret = newTotpSecret();
+  const factor = Object.assign(new MfaFactor(), {
+    id: newId('fac'),
+    workspaceId: user.workspaceId,
+    userId,
+    name,
+    kind: 'totp' as const,
+    status: 'Pending verification' as const,
+    secret: deps.box.seal(secret),
+    createdAt: now,
+    verifiedAt: null,
+  });
+  scope.em.persist(factor);
+  recordAudit(scope, { eventType: 'mfa.factor_enroll', target: { type: 'factor', id: factor.id }, details: { kind: 'totp', name } });
+  const uri = totpUri(workspace.name, user.email, secret);
+  return { factor: toView(factor), secret, otpauth_uri: uri, qr_code_data_uri: await qrCodeDataUri(uri) };
+}
+
+async function ownFactor(em: EntityManager, userId: string, id: string): Promise<MfaFactor> {
+  const factor = isId('fac', id) ? await em.findOne(MfaFactor, { id, userId }, { populate: ['secret'] }) : null;
+  if (!factor) throw new AppError('NOT_FOUND', 'No such factor');
+  return factor;
+}
+
+/** Checks a code against one secret and spends its time step; wrong or replayed is INVALID_CODE. */
+async function acceptCode(
+  deps: AppDeps,
+  em: EntityManager,
+  userId: string,
+  sealedSecrets: string[],
+  code: string,
+  now: Date,
+): Promise<boolean> {
+  for (const sealed of sealedSecrets) {
+    const step = await matchingStep(deps.box.open(sealed), code, now);
+    if (step !== null) return spendStep(em, userId, step);
+  }
+  return false;
+}
+
+export async function verifyFactor(
+  deps: AppDeps,
+  scope: AuditScope,
+  userId: string,
+  id: string,
+  code: string,
+  now: Date,
+): Promise<FactorView> {
+  const factor = await ownFactor(scope.em, userId, id);
+  if (factor.status === 'Verified') throw new AppError('CONFLICT', 'This factor is already verified');
+  if (!(await acceptCode(deps, scope.em, userId, [factor.secret], code, now))) {
+    recordAudit(scope, { eventType: 'mfa.factor_verify', outcome: 'failure', target: { type: 'factor', id: factor.id } });
+    throw new AppError('INVALID_CODE', 'The code is not correct, or was already used', { keepChanges: true });
+  }
+  Object.assign(factor, { status: 'Verified', verifiedAt: now });
+  recordAudit(scope, { eventType: 'mfa.factor_verify', target: { type: 'factor', id: factor.id } });
+  return toView(factor);
+}
+
+export async function removeFactor(scope: AuditScope, userId: string, id: string) {
+  const factor = await ownFactor(scope.em, userId, id);
+  scope.em.remove(factor);
+  recordAudit(scope, { eventType: 'mfa.factor_remove', target: { type: 'factor', id: factor.id }, details: { name: factor.name } });
+  return { id: factor.id, deleted: true as const };
+}
+
+export async function hasVerifiedFactor(em: EntityManager, userId: string): Promise<boolean> {
+  return (await em.count(MfaFactor, { userId, status: 'Verified' })) > 0;
+}
+
+/** A challenge in place of tokens: its `mfa_token` is shown once and stored as a hash. */
+export function issueChallenge(em: EntityManager, workspaceId: string, userId: string, now: Date): ChallengeView {
+  const token = newSecret('mfa_');
+  const challenge = Object.assign(new MfaChallenge(), {
+    id: newId('chl'),
+    workspaceId,
+    userId,
+    tokenHash: sha256(token),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS),
+    usedAt: null,
+  });
+  em.persist(challenge);
+  return { mfa_required: true, mfa_token: token, available_factors: ['totp'], challenge_id: challenge.id };
+}
+
+/** The live challenge an `mfa_token` names; expired, used or unknown is INVALID_TOKEN. */
+export async function openChallenge(em: EntityManager, token: string, now: Date): Promise<MfaChallenge> {
+  const challenge = await em.findOne(MfaChallenge, { tokenHash: sha256(token), usedAt: null, expiresAt: { $gt: now } }, { filters: false });
+  if (!challenge) throw new AppError('INVALID_TOKEN', 'The sign-in challenge is invalid, expired or already used');
+  return challenge;
+}
+
+/**
+ * Answers a challenge with a code from any verified factor of its user. The code's step is spent and
+ * the challenge consumed atomically, so of two requests with one token and one code, one wins.
+ */
+export async function answerChallenge(deps: AppDeps, scope: AuditScope, challenge: MfaChallenge, code: string, now: Date): Promise<void> {
+  const factors = await scope.em.find(
+    MfaFactor,
+    { userId: challenge.userId, status: 'Verified' },
+    { populate: ['secret'], filters: false },
+  );
+  const fail = (reason: string): never => {
+    recordAudit(scope, {
+      eventType: 'auth.mfa_verify',
+      outcome: 'failure',
+      target: { type: 'user', id: challenge.userId },
+      details: { reason },
+    });
+    throw new AppError('INVALID_CODE', 'The code is not correct, or was already used', { keepChanges: true });
+  };
+  if (
+    !(await acceptCode(
+      deps,
+      scope.em,
+      challenge.userId,
+      factors.map((f) => f.secret),
+      code,
+      now,
+    ))
+  )
+    fail('wrong_code');
+  const consumed = await scope.em.execute<{ id: string }[]>(
+    'update mfa_challenges set used_at = ? where id = ? and used_at is null and expires_at > ? returning id',
+    [now, challenge.id, now],
+  );
+  if (consumed.length === 0) throw new AppError('INVALID_TOKEN', 'The sign-in challenge is invalid, expired or already used');
+  recordAudit(scope, {
+    eventType: 'auth.mfa_verify',
+    target: { type: 'user', id: challenge.userId },
+    details: { challenge_id: challenge.id },
+  });
+}

@@ -1,0 +1,228 @@
+import { TOTP, URI } from 'otpauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { login, signIn } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { MailSink, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+const PASSWORD = 'second factor passphrase';
+
+describe('second factor (TOTP)', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+
+  const mail = new MailSink();
+
+  beforeAll(async () => {
+    app = await startTestApp({ SMTP_URL: await mail.start() });
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => mail.stop());
+  afterAll(() => app.close());
+
+  /** Codes come from an independent implementation (otpauth), read from the returned URI. */
+  function authenticator(uri: string): TOTP {
+    const parsed = URI.parse(uri);
+    if (!(parsed instanceof TOTP)) throw new Error('not a TOTP URI');
+    return parsed;
+  }
+  const codeAt = (totp: TOTP, offsetSteps = 0) => totp.generate({ timestamp: app.clock.now().getTime() + offsetSteps * 30_000 });
+
+  /** Moves the app's clock to the start of a fresh 30-second step, so no step is spent yet. */
+  function nextStep() {
+    const now = app.clock.now().getTime();
+    app.clock.set(new Date(now - (now % 30_000) + 30_000 + 5_000));
+  }
+
+  async function newUser() {
+    const email = uniqueEmail('mfa');
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    expect(created.status).toBe(201);
+    const session = await signIn(app, ws.id, email, PASSWORD);
+    return { email, id: created.body.data.id as string, token: session.accessToken };
+  }
+
+  async function enroll(token: string, name = 'Phone') {
+    const res = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token, body: { name } });
+    expect(res.status).toBe(201);
+    return res.body.data;
+  }
+
+  async function enrolledUser() {
+    const user = await newUser();
+    const enrollment = await enroll(user.token);
+    const totp = authenticator(enrollment.otpauth_uri);
+    nextStep();
+    const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrollment.factor.id}/verify`, {
+      token: user.token,
+      body: { code: codeAt(totp) },
+    });
+    expect(verified.status).toBe(200);
+    return { ...user, totp, factorId: enrollment.factor.id as string };
+  }
+
+  const verify = (mfaToken: string, code: unknown) => call(app, 'POST', '/api/v1/auth/mfa/verify', { body: { mfa_token: mfaToken, code } });
+
+  it('enrolls: Pending verification, a base32 secret of 160 bits, an otpauth URI and a QR code', async () => {
+    const user = await newUser();
+    const data = await enroll(user.token, 'Work phone');
+    expect(data.factor).toMatchObject({ name: 'Work phone', kind: 'totp', status: 'Pending verification' });
+    expect(data.factor.id).toMatch(/^fac_/);
+    expect(data.secret).toMatch(/^[A-Z2-7]{32}$/);
+    expect(data.otpauth_uri).toContain(`secret=${data.secret}`);
+    const totp = authenticator(data.otpauth_uri);
+    expect([totp.algorithm, totp.digits, totp.period]).toEqual(['SHA1', 6, 30]);
+    expect(data.qr_code_data_uri).toMatch(/^data:image\/png;base64,/);
+    const listed = await call(app, 'GET', '/api/v1/mfa/factors', { token: user.token });
+    expect(listed.body.data).toEqual([data.factor]);
+    expect(JSON.stringify(listed.body)).not.toContain(data.secret);
+  });
+
+  it('a pending factor is not used at sign-in; once verified, every sign-in asks for a code', async () => {
+    const user = await newUser();
+    const data = await enroll(user.token);
+    expect((await login(app, ws.id, user.email, PASSWORD)).body.data.access_token).toBeDefined();
+
+    nextStep();
+    const wrong = await call(app, 'POST', `/api/v1/mfa/factors/${data.factor.id}/verify`, { token: user.token, body: { code: '000000' } });
+    expect([wrong.status, wrong.body.error.code]).toEqual([401, 'INVALID_CODE']);
+    const ok = await call(app, 'POST', `/api/v1/mfa/factors/${data.factor.id}/verify`, {
+      token: user.token,
+      body: { code: codeAt(authenticator(data.otpauth_uri)) },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.status).toBe('Verified');
+
+    const challenged = await login(app, ws.id, user.email, PASSWORD);
+    expect(challenged.status).toBe(200);
+    expect(challenged.body.data).toEqual({
+      mfa_required: true,
+      mfa_token: expect.any(String),
+      available_factors: ['totp'],
+      challenge_id: expect.stringMatching(/^chl_/),
+    });
+    expect(challenged.body.data.access_token).toBeUndefined();
+  });
+
+  it('completes a challenge with the same body a plain sign-in returns; the mfa_token works once', async () => {
+    const user = await enrolledUser();
+    nextStep();
+    const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const done = await verify(challenge.mfa_token, codeAt(user.totp));
+    expect(done.status).toBe(200);
+    expect(done.body.data).toMatchObject({ token_type: 'Bearer', expires_in: 900, user: { id: user.id, email: user.email } });
+    expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: done.body.data.access_token })).status).toBe(200);
+    nextStep();
+    const again = await verify(challenge.mfa_token, codeAt(user.totp));
+    expect([again.status, again.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
+
+  it('never accepts the same step twice (replay), even with a new challenge', async () => {
+    const user = await enrolledUser();
+    nextStep();
+    const code = codeAt(user.totp);
+    const first = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    expect((await verify(first.mfa_token, code)).status).toBe(200);
+    const second = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const replay = await verify(second.mfa_token, code);
+    expect([replay.status, replay.body.error.code]).toEqual([401, 'INVALID_CODE']);
+  });
+
+  it('accepts one step either side and refuses two', async () => {
+    const user = await enrolledUser();
+    for (const [offset, expected] of [
+      [-2, 401],
+      [2, 401],
+      [-1, 200],
+      [0, 200],
+      [1, 200],
+    ] as const) {
+      nextStep();
+      const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+      // A code from T+1 spends step T+1; move past it before the next case.
+      const res = await verify(challenge.mfa_token, codeAt(user.totp, offset));
+      expect(res.status, `step ${offset}`).toBe(expected);
+      if (offset === 1) nextStep();
+    }
+  });
+
+  it('expires the mfa_token after 5 minutes', async () => {
+    const user = await enrolledUser();
+    nextStep();
+    const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    app.clock.advance(5 * 60 * 1000 + 1000);
+    const res = await verify(challenge.mfa_token, codeAt(user.totp));
+    expect([res.status, res.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
+
+  it('lets exactly one of two concurrent uses of one mfa_token succeed', async () => {
+    const user = await enrolledUser();
+    nextStep();
+    const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const code = codeAt(user.totp);
+    const results = await Promise.all([verify(challenge.mfa_token, code), verify(challenge.mfa_token, code)]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 401]);
+  });
+
+  it('allows 5 attempts per 5 minutes per user, malformed codes included, then 429', async () => {
+    const user = await enrolledUser();
+    nextStep();
+    const a = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const b = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const attempts = await Promise.all([
+      verify(a.mfa_token, '000000'),
+      verify(a.mfa_token, ''),
+      verify(b.mfa_token, '12345'),
+      verify(b.mfa_token, 123456),
+      verify(a.mfa_token, ['123456']),
+    ]);
+    expect(attempts.map((r) => r.status).sort()).toEqual([400, 400, 400, 400, 401]);
+    const limited = await verify(b.mfa_token, codeAt(user.totp));
+    expect([limited.status, limited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('answers malformed codes 400 and never 500', async () => {
+    const user = await enrolledUser();
+    nextStep();
+    const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    for (const code of ['1234567', 'abcdef', 'x'.repeat(10_000)]) {
+      const res = await verify(challenge.mfa_token, code);
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('BAD_REQUEST');
+    }
+    expect((await verify('mfa_unknown', '123456')).body.error.code).toBe('INVALID_TOKEN');
+  });
+
+  it('keeps factors to their owner: another user’s factor is 404; an mfa_token is no bearer token', async () => {
+    const owner = await enrolledUser();
+    const other = await newUser();
+    expect((await call(app, 'DELETE', `/api/v1/mfa/factors/${owner.factorId}`, { token: other.token })).status).toBe(404);
+    expect(
+      (await call(app, 'POST', `/api/v1/mfa/factors/${owner.factorId}/verify`, { token: other.token, body: { code: '123456' } })).status,
+    ).toBe(404);
+    nextStep();
+    const challenge = (await login(app, ws.id, owner.email, PASSWORD)).body.data;
+    const asBearer = await call(app, 'GET', '/api/v1/mfa/factors', { token: challenge.mfa_token });
+    expect([asBearer.status, asBearer.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
+
+  it('removing the only factor turns the challenge off', async () => {
+    const user = await enrolledUser();
+    const removed = await call(app, 'DELETE', `/api/v1/mfa/factors/${user.factorId}`, { token: user.token });
+    expect(removed.body.data).toEqual({ id: user.factorId, deleted: true });
+    expect((await login(app, ws.id, user.email, PASSWORD)).body.data.access_token).toBeDefined();
+  });
+
+  it('does not let a password reset bypass the second factor', async () => {
+    const user = await enrolledUser();
+    await call(app, 'POST', '/api/v1/auth/password/forgot', { headers: { 'x-tenant-id': ws.id }, body: { email: user.email } });
+    const { token } = resetTokenIn(await mail.waitFor(user.email));
+    const reset = await call(app, 'POST', '/api/v1/auth/password/reset', { body: { token, password: 'a fresh passphrase' } });
+    expect(reset.status).toBe(200);
+    const next = await login(app, ws.id, user.email, 'a fresh passphrase');
+    expect(next.body.data.mfa_required).toBe(true);
+    expect(next.body.data.access_token).toBeUndefined();
+  });
+});

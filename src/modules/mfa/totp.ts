@@ -1,0 +1,46 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { generateSecret, generateURI, verify } from 'otplib';
+import QRCode from 'qrcode';
+
+/** RFC 6238 as every authenticator app reads it: SHA-1, 6 digits, 30-second steps, 160-bit secrets. */
+export const TOTP_PERIOD = 30;
+
+export function newTotpSecret(): string {
+  return generateSecret({ length: 20 });
+}
+
+export function totpUri(issuer: string, account: string, secret: string): string {
+  return generateURI({ issuer, label: account, secret, algorithm: 'sha1', digits: 6, period: TOTP_PERIOD });
+}
+
+export function qrCodeDataUri(uri: string): Promise<string> {
+  return QRCode.toDataURL(uri, { errorCorrectionLevel: 'M', margin: 1, width: 240 });
+}
+
+/** The time step a code belongs to, when it is right within one step either side; else null. */
+export async function matchingStep(secret: string, code: string, now: Date): Promise<number | null> {
+  const epoch = Math.floor(now.getTime() / 1000);
+  const result = await verify({
+    secret,
+    token: code,
+    algorithm: 'sha1',
+    digits: 6,
+    period: TOTP_PERIOD,
+    epoch,
+    epochTolerance: TOTP_PERIOD,
+  });
+  // `delta` is where the code matched, in steps from the current one.
+  return result.valid ? Math.floor(epoch / TOTP_PERIOD) + result.delta : null;
+}
+
+/**
+ * Spends a time step for a user, atomically: a step no later than the last one spent is refused, so
+ * a code works once, whichever factor or request presents it.
+ */
+export async function spendStep(em: EntityManager, userId: string, step: number): Promise<boolean> {
+  const rows = await em.execute<{ id: string }[]>(
+    'update users set mfa_last_step = ? where id = ? and (mfa_last_step is null or mfa_last_step < ?) returning id',
+    [step, userId, step],
+  );
+  return rows.length > 0;
+}
