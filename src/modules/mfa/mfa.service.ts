@@ -166,3 +166,9 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
     details: { challenge_id: challenge.id },
   });
 }
+
+/** What an admin may know of a user's second factor: how many verified, of which kinds. Never secrets. */
+export async function factorSummary(em: EntityManager, userId: string): Promise<{ verified: number; kinds: 'totp'[] }> {
+  const factors = await em.find(MfaFactor, { userId, status: 'Verified' }, { fields: ['kind'] });
+  return { verified: factors.length, kinds: [...new Set(factors.map((f) => f.kind))] };
+}

@@ -2,7 +2,7 @@ import { TOTP, URI } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn } from '../../../test/helpers/auth.ts';
-import { call } from '../../../test/helpers/http.ts';
+import { call, graphql } from '../../../test/helpers/http.ts';
 import { MailSink, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -224,5 +224,14 @@ describe('second factor (TOTP)', () => {
     const next = await login(app, ws.id, user.email, 'a fresh passphrase');
     expect(next.body.data.mfa_required).toBe(true);
     expect(next.body.data.access_token).toBeUndefined();
+  });
+
+  it('shows admins, through GraphQL, how many verified factors a user has and of which kinds', async () => {
+    const user = await enrolledUser();
+    await enroll(user.token, 'Pending one');
+    const res = await graphql(app, 'query($id: ID!) { user(id: $id) { id mfa { verified kinds } } }', { id: user.id }, ws.apiKey);
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.user.mfa).toEqual({ verified: 1, kinds: ['totp'] });
+    expect(JSON.stringify(res.body)).not.toMatch(/secret/i);
   });
 });

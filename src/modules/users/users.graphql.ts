@@ -4,8 +4,17 @@ import type { UserView } from './users.schema.ts';
 
 const UserStatusRef = builder.enumType('UserStatus', { values: USER_STATUSES });
 
+const MfaSummaryRef = builder.objectRef<{ verified: number; kinds: string[] }>('MfaSummary').implement({
+  description: "A user's verified second factors: how many and of which kinds (never their secrets).",
+  fields: (t) => ({
+    verified: t.exposeInt('verified'),
+    kinds: t.exposeStringList('kinds'),
+  }),
+});
+
 export const UserRef = builder.objectRef<UserView>('User').implement({
   fields: (t) => ({
+    mfa: t.field({ type: MfaSummaryRef, resolve: (user, _args, ctx) => ctx.caller.users.mfaSummary({ id: user.id }) }),
     id: t.exposeID('id'),
     email: t.exposeString('email'),
     name: t.exposeString('name', { nullable: true }),

@@ -1,7 +1,9 @@
 import { auditScope } from '../../core/audit-scope.ts';
 import { managementProcedure, router } from '../../core/trpc.ts';
 import { createUserInput, listUsersInput, updateUserInput, userIdInput, userOutput, userPage } from './users.schema.ts';
-import { createUser, getUser, listUsers, updateUser } from './users.service.ts';
+import { z } from 'zod';
+import { factorSummary } from '../mfa/mfa.service.ts';
+import { createUser, findUser, getUser, listUsers, updateUser } from './users.service.ts';
 
 export const usersRouter = router({
   list: managementProcedure('users:read')
@@ -24,6 +26,15 @@ export const usersRouter = router({
     .input(userIdInput)
     .output(userOutput)
     .query(({ ctx, input }) => getUser(ctx.deps.orm, ctx.workspaceId, input.id)),
+
+  /** GraphQL only: the admin's view of a user's second factor. */
+  mfaSummary: managementProcedure('users:read')
+    .input(userIdInput)
+    .output(z.object({ verified: z.number().int(), kinds: z.array(z.literal('totp')) }))
+    .query(async ({ ctx, input }) => {
+      const user = await findUser(ctx.em, input.id);
+      return factorSummary(ctx.em, user.id);
+    }),
 
   update: managementProcedure('users:write')
     .meta({
