@@ -13,7 +13,8 @@ export const factorOutput = z
   .meta({ id: 'Factor' });
 export type FactorView = z.infer<typeof factorOutput>;
 
-export const enrollInput = z.strictObject({ name: z.string().trim().min(1).max(100) });
+/** The label the user chooses; an app with no name given is called "Authenticator app". */
+export const enrollInput = z.strictObject({ name: z.string().trim().min(1).max(100).default('Authenticator app') }).prefault({});
 export const enrollmentOutput = z
   .object({ factor: factorOutput, secret: z.string(), otpauth_uri: z.string(), qr_code_data_uri: z.string() })
   .meta({ id: 'TotpEnrollment' });

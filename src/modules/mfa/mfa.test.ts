@@ -74,6 +74,10 @@ describe('second factor (TOTP)', () => {
     const totp = authenticator(data.otpauth_uri);
     expect([totp.algorithm, totp.digits, totp.period]).toEqual(['SHA1', 6, 30]);
     expect(data.qr_code_data_uri).toMatch(/^data:image\/png;base64,/);
+    const unnamed = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: user.token });
+    expect(unnamed.status).toBe(201);
+    expect(unnamed.body.data.factor.name).toBe('Authenticator app');
+    await call(app, 'DELETE', `/api/v1/mfa/factors/${unnamed.body.data.factor.id}`, { token: user.token });
     const listed = await call(app, 'GET', '/api/v1/mfa/factors', { token: user.token });
     expect(listed.body.data).toEqual([data.factor]);
     expect(JSON.stringify(listed.body)).not.toContain(data.secret);
