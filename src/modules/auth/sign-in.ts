@@ -37,6 +37,8 @@ export interface SignInUser {
   status: UserStatus;
   passwordHash: string | null;
   lockedUntil: Date | null;
+  /** Read with the user, so the second-factor stage needs no query of its own. */
+  hasVerifiedFactor: boolean;
 }
 
 /** What a stage can read and what it has learned so far. */
@@ -51,7 +53,9 @@ export interface SignInRun {
 
 const USER_BY_EMAIL: Statement = {
   name: 'auth_login_user',
-  text: 'select id, email, status, password_hash, locked_until from users where workspace_id = $1 and email = $2',
+  text: `select id, email, status, password_hash, locked_until,
+                exists (select 1 from mfa_factors f where f.user_id = users.id and f.status = 'Verified') as has_factor
+           from users where workspace_id = $1 and email = $2`,
 };
 
 export type SignInResult = { kind: 'tokens'; tokens: TokensView } | { kind: 'challenge'; challenge: ChallengeView };
@@ -111,6 +115,7 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
     status: UserStatus;
     password_hash: string | null;
     locked_until: string | null;
+    has_factor: boolean;
   }>(em, USER_BY_EMAIL, [attempt.workspaceId, attempt.email]);
   const user: SignInUser | null = row
     ? {
@@ -119,6 +124,7 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
         status: row.status,
         passwordHash: row.password_hash,
         lockedUntil: row.locked_until ? new Date(row.locked_until) : null,
+        hasVerifiedFactor: row.has_factor,
       }
     : null;
   if (!user?.passwordHash) {

@@ -98,10 +98,6 @@ export async function removeFactor(scope: AuditScope, userId: string, id: string
   return { id: factor.id, deleted: true as const };
 }
 
-export async function hasVerifiedFactor(em: EntityManager, userId: string): Promise<boolean> {
-  return (await em.count(MfaFactor, { userId, status: 'Verified' })) > 0;
-}
-
 /** A challenge in place of tokens: its `mfa_token` is shown once and stored as a hash. */
 export function issueChallenge(em: EntityManager, workspaceId: string, userId: string, now: Date): ChallengeView {
   const token = newSecret('mfa_');

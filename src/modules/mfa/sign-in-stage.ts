@@ -1,13 +1,13 @@
 import { recordAudit } from '../../core/audit.ts';
 import type { SignInStage } from '../auth/sign-in.ts';
-import { hasVerifiedFactor, issueChallenge } from './mfa.service.ts';
+import { issueChallenge } from './mfa.service.ts';
 
 /**
  * The second-factor stage: a user with a verified factor gets a challenge instead of tokens. A factor
  * still `Pending verification` does not count.
  */
 export const secondFactorStage: SignInStage = async (run) => {
-  if (!(await hasVerifiedFactor(run.em, run.user.id))) return undefined;
+  if (!run.user.hasVerifiedFactor) return undefined;
   const challenge = issueChallenge(run.em, run.attempt.workspaceId, run.user.id, run.now);
   recordAudit(
     { em: run.em, workspaceId: run.attempt.workspaceId, actor: { type: 'user', id: run.user.id }, ...run.attempt.origin },
