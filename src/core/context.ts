@@ -58,3 +58,8 @@ export function createContext(deps: AppDeps, req: IncomingMessage): Context {
     afterCommit: [],
   };
 }
+
+/** Where a request came from, as audit rows and sessions record it. */
+export function originOf(ctx: Pick<Context, 'ip' | 'userAgent' | 'requestId'>) {
+  return { ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId };
+}

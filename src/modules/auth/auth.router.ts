@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { recordAudit } from '../../core/audit.ts';
 import { auditScope } from '../../core/audit-scope.ts';
-import type { Context } from '../../core/context.ts';
+import { originOf } from '../../core/context.ts';
 import {
   limitedPublicProcedure,
   limitedUserProcedure,
@@ -27,7 +27,6 @@ import { changePassword, FORGOT_MESSAGE, forgotPassword, resetPassword } from '.
 import { endOwnSession, endSession, endUserSessions, listSessions, refreshSession } from './sessions.service.ts';
 import { signIn } from './sign-in.ts';
 
-const origin = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId });
 const noInput = z.strictObject({}).prefault({});
 const tags = ['auth'];
 
@@ -37,7 +36,7 @@ export const authRouter = router({
     .input(loginInput)
     .output(z.union([tokensOutput, challengeOutput]))
     .mutation(async ({ ctx, input }) => {
-      const result = await signIn(ctx.deps, ctx.em, { workspaceId: ctx.workspaceId, ...input, origin: origin(ctx) });
+      const result = await signIn(ctx.deps, ctx.em, { workspaceId: ctx.workspaceId, ...input, origin: originOf(ctx) });
       return result.kind === 'tokens' ? result.tokens : result.challenge;
     }),
 
@@ -48,7 +47,7 @@ export const authRouter = router({
     })
     .input(refreshInput)
     .output(tokensOutput)
-    .mutation(({ ctx, input }) => refreshSession(ctx.deps, input.refresh_token, origin(ctx))),
+    .mutation(({ ctx, input }) => refreshSession(ctx.deps, input.refresh_token, originOf(ctx))),
 
   logout: userProcedure
     .meta({
@@ -102,7 +101,7 @@ export const authRouter = router({
     .input(forgotInput)
     .output(forgotOutput)
     .mutation(async ({ ctx, input }) => {
-      const { queued } = await forgotPassword(ctx.deps, ctx.em, ctx.workspaceId, input.email, origin(ctx));
+      const { queued } = await forgotPassword(ctx.deps, ctx.em, ctx.workspaceId, input.email, originOf(ctx));
       if (queued) ctx.afterCommit.push(() => ctx.deps.mailer.kick());
       return { message: FORGOT_MESSAGE };
     }),
@@ -118,7 +117,7 @@ export const authRouter = router({
     })
     .input(resetInput)
     .output(z.object({ password_reset: z.literal(true) }))
-    .mutation(({ ctx, input }) => resetPassword(ctx.deps, ctx.em, input.token, input.password, origin(ctx))),
+    .mutation(({ ctx, input }) => resetPassword(ctx.deps, ctx.em, input.token, input.password, originOf(ctx))),
 
   changePassword: limitedUserProcedure('password')
     .meta({
@@ -133,7 +132,13 @@ export const authRouter = router({
     .input(changeInput)
     .output(z.object({ password_changed: z.literal(true), ended_sessions: z.number().int() }))
     .mutation(({ ctx, input }) =>
-      changePassword(ctx.deps, ctx.em, { userId: ctx.userId, sessionId: ctx.sessionId, workspaceId: ctx.workspaceId }, input, origin(ctx)),
+      changePassword(
+        ctx.deps,
+        ctx.em,
+        { userId: ctx.userId, sessionId: ctx.sessionId, workspaceId: ctx.workspaceId },
+        input,
+        originOf(ctx),
+      ),
     ),
 
   sessions: userProcedure

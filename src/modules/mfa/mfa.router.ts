@@ -1,19 +1,13 @@
 import { z } from 'zod';
-import type { AuditScope } from '../../core/audit.ts';
 import { auditScope } from '../../core/audit-scope.ts';
-import type { Context } from '../../core/context.ts';
-import { AppError } from '../../core/errors.ts';
+import { originOf } from '../../core/context.ts';
 import { deletedOutput } from '../../core/pagination.ts';
-import { rateLimitedError } from '../../core/rate-limit.ts';
 import { publicProcedure, router, userProcedure } from '../../core/trpc.ts';
-import { recordAudit } from '../../core/audit.ts';
 import { tokensOutput } from '../auth/auth.schema.ts';
-import { startSession } from '../auth/sessions.service.ts';
-import { enrollInput, enrollmentOutput, factorIdInput, factorOutput, mfaVerifyInput, totpCode, verifyFactorInput } from './mfa.schema.ts';
-import { answerChallenge, enrollTotp, listFactors, openChallenge, removeFactor, verifyFactor } from './mfa.service.ts';
+import { enrollInput, enrollmentOutput, factorIdInput, factorOutput, mfaVerifyInput, verifyFactorInput } from './mfa.schema.ts';
+import { completeSignInChallenge, enrollTotp, listFactors, removeFactor, verifyFactor } from './mfa.service.ts';
 
 const tags = ['mfa'];
-const origin = (ctx: Context) => ({ ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId });
 
 export const mfaRouter = router({
   listFactors: userProcedure
@@ -64,33 +58,5 @@ export const mfaRouter = router({
     })
     .input(mfaVerifyInput)
     .output(tokensOutput)
-    .mutation(async ({ ctx, input }) => {
-      const now = ctx.deps.clock.now();
-      const challenge = await openChallenge(ctx.em, input.mfa_token, now);
-      ctx.em.setFilterParams('tenant', { workspaceId: challenge.workspaceId });
-      const scope: AuditScope = {
-        em: ctx.em,
-        workspaceId: challenge.workspaceId,
-        actor: { type: 'user', id: challenge.userId },
-        ...origin(ctx),
-      };
-      // Five attempts per five minutes per user, across tokens and addresses; malformed codes count.
-      const decision = await ctx.deps.rateLimits.consume('mfaVerify', `user:${challenge.userId}`);
-      if (!decision.allowed) throw rateLimitedError(decision);
-      const code = totpCode.safeParse(input.code);
-      if (!code.success) {
-        recordAudit(scope, {
-          eventType: 'auth.mfa_verify',
-          outcome: 'failure',
-          target: { type: 'user', id: challenge.userId },
-          details: { reason: 'malformed_code' },
-        });
-        throw new AppError('BAD_REQUEST', 'The request is invalid', {
-          details: [{ path: 'code', message: 'must be six digits' }],
-          keepChanges: true,
-        });
-      }
-      await answerChallenge(ctx.deps, scope, challenge, code.data, now);
-      return startSession(ctx.deps, ctx.em, { userId: challenge.userId, method: 'mfa' }, origin(ctx));
-    }),
+    .mutation(({ ctx, input }) => completeSignInChallenge(ctx.deps, ctx.em, input.mfa_token, input.code, originOf(ctx))),
 });

@@ -7,7 +7,10 @@ import { newSecret, sha256 } from '../../core/secrets.ts';
 import { User } from '../users/user.entity.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { MfaChallenge, MfaFactor } from './mfa.entity.ts';
-import type { ChallengeView, FactorView } from './mfa.schema.ts';
+import { rateLimitedError } from '../../core/rate-limit.ts';
+import { TENANT_FILTER } from '../../db/tenant.ts';
+import { startSession, type Origin } from '../auth/sessions.service.ts';
+import { totpCode, type ChallengeView, type FactorView } from './mfa.schema.ts';
 import { matchingStep, newTotpSecret, qrCodeDataUri, spendStep, totpUri } from './totp.ts';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
@@ -167,4 +170,32 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
 export async function factorSummary(em: EntityManager, userId: string): Promise<{ verified: number; kinds: 'totp'[] }> {
   const factors = await em.find(MfaFactor, { userId, status: 'Verified' }, { fields: ['kind'] });
   return { verified: factors.length, kinds: [...new Set(factors.map((f) => f.kind))] };
+}
+
+/**
+ * `POST /auth/mfa/verify`: the challenge its token names, counted against its user's limit (5 per
+ * 5 minutes, across tokens and addresses, malformed codes included), answered, and a session.
+ */
+export async function completeSignInChallenge(deps: AppDeps, em: EntityManager, mfaToken: string, code: unknown, origin: Origin) {
+  const now = deps.clock.now();
+  const challenge = await openChallenge(em, mfaToken, now);
+  em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
+  const scope: AuditScope = { em, workspaceId: challenge.workspaceId, actor: { type: 'user', id: challenge.userId }, ...origin };
+  const decision = await deps.rateLimits.consume('mfaVerify', `user:${challenge.userId}`);
+  if (!decision.allowed) throw rateLimitedError(decision);
+  const parsed = totpCode.safeParse(code);
+  if (!parsed.success) {
+    recordAudit(scope, {
+      eventType: 'auth.mfa_verify',
+      outcome: 'failure',
+      target: { type: 'user', id: challenge.userId },
+      details: { reason: 'malformed_code' },
+    });
+    throw new AppError('BAD_REQUEST', 'The request is invalid', {
+      details: [{ path: 'code', message: 'must be six digits' }],
+      keepChanges: true,
+    });
+  }
+  await answerChallenge(deps, scope, challenge, parsed.data, now);
+  return startSession(deps, em, { userId: challenge.userId, method: 'mfa' }, origin);
 }
