@@ -3,6 +3,7 @@ import { createCallerFactory, router, type Meta } from './core/trpc.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
+import { rolesRouter } from './modules/roles/roles.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
 import { workspacesRouter } from './modules/workspaces/workspaces.router.ts';
 
@@ -12,6 +13,7 @@ export const appRouter = router({
   mfa: mfaRouter,
   apiKeys: apiKeysRouter,
   users: usersRouter,
+  roles: rolesRouter,
 });
 
 export type AppRouter = typeof appRouter;

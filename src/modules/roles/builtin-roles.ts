@@ -33,7 +33,7 @@ export function seedBuiltinRoles(em: EntityManager, workspaceId: string): Map<Bu
   return roles;
 }
 
-export function assignRole(
+export function addAssignment(
   em: EntityManager,
   workspaceId: string,
   userId: string,

@@ -5,7 +5,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage } from '../../core/pagination.ts';
 import { hashPassword } from '../../core/passwords.ts';
-import { assignRole } from '../roles/builtin-roles.ts';
+import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User, type UserStatus } from './user.entity.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
@@ -49,7 +49,7 @@ export async function createUser(scope: AuditScope, input: CreateUserInput): Pro
   const user = await newUser(workspaceId, input);
   em.persist(user);
   const member = await em.findOneOrFail(Role, { key: 'member' });
-  assignRole(em, workspaceId, user.id, member.id);
+  addAssignment(em, workspaceId, user.id, member.id);
   recordAudit(scope, { eventType: 'user.create', target: { type: 'user', id: user.id }, details: { email: user.email } });
   await em.flush();
   return toUserView(user);

@@ -3,7 +3,7 @@ import { recordAudit, type AuditActor } from '../../core/audit.ts';
 import { newId } from '../../core/ids.ts';
 import { newSecret } from '../../core/secrets.ts';
 import { issueApiKey } from '../api-keys/api-keys.service.ts';
-import { assignRole, seedBuiltinRoles } from '../roles/builtin-roles.ts';
+import { addAssignment, seedBuiltinRoles } from '../roles/builtin-roles.ts';
 import { newUser } from '../users/users.service.ts';
 import { Workspace } from './workspace.entity.ts';
 import type { CreatedWorkspace, CreateWorkspaceInput } from './workspaces.schema.ts';
@@ -31,7 +31,7 @@ export async function createWorkspace(
   const generatedPassword = input.owner.password ? undefined : newSecret('', 18);
   const owner = await newUser(workspace.id, { email: input.owner.email, password: input.owner.password ?? (generatedPassword as string) });
   em.persist(owner);
-  assignRole(em, workspace.id, owner.id, (roles.get('owner') as { id: string }).id);
+  addAssignment(em, workspace.id, owner.id, (roles.get('owner') as { id: string }).id);
   const { key, secret } = issueApiKey(em, workspace.id, 'Default key', input.apiKey);
 
   const scope = { em, workspaceId: workspace.id, actor: SYSTEM, ...origin };

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { auditScope } from '../../core/audit-scope.ts';
+import { deletedOutput } from '../../core/pagination.ts';
+import { managementProcedure, router } from '../../core/trpc.ts';
+import { userIdInput } from '../users/users.schema.ts';
+import {
+  assignInput,
+  assignmentOutput,
+  createRoleInput,
+  listRolesInput,
+  revokeInput,
+  roleIdInput,
+  roleOutput,
+  rolePage,
+} from './roles.schema.ts';
+import { assignRole, createRole, deleteRole, listRoles, revokeRole, userRoles } from './roles.service.ts';
+
+const tags = ['roles'];
+
+export const rolesRouter = router({
+  list: managementProcedure('roles:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/roles', tags, summary: 'List roles (built-in and custom)', protect: true } })
+    .input(listRolesInput)
+    .output(rolePage)
+    .query(({ ctx, input }) => listRoles(ctx.em, input)),
+
+  create: managementProcedure('roles:write')
+    .meta({ openapi: { method: 'POST', path: '/api/v1/roles', tags, summary: 'Create a custom role', protect: true }, successStatus: 201 })
+    .input(createRoleInput)
+    .output(roleOutput)
+    .mutation(({ ctx, input }) => createRole(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  delete: managementProcedure('roles:write')
+    .meta({ openapi: { method: 'DELETE', path: '/api/v1/roles/{id}', tags, summary: 'Delete a custom role', protect: true } })
+    .input(roleIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteRole(auditScope(ctx), input.id)),
+
+  assign: managementProcedure('roles:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/roles/assign',
+        tags,
+        summary: 'Give a user a role, optionally until expires_at',
+        protect: true,
+      },
+    })
+    .input(assignInput)
+    .output(assignmentOutput)
+    .mutation(({ ctx, input }) => assignRole(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
+
+  revoke: managementProcedure('roles:write')
+    .meta({ openapi: { method: 'POST', path: '/api/v1/roles/revoke', tags, summary: 'Take a role away', protect: true } })
+    .input(revokeInput)
+    .output(z.object({ user_id: z.string(), role_id: z.string(), revoked: z.literal(true) }))
+    .mutation(({ ctx, input }) => revokeRole(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
+
+  ofUser: managementProcedure('users:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/users/{id}/roles', tags: ['users'], summary: "A user's live roles", protect: true } })
+    .input(userIdInput)
+    .output(z.array(assignmentOutput))
+    .query(({ ctx, input }) => userRoles(ctx.em, input.id, ctx.deps.clock.now())),
+});

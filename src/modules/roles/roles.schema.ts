@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { ALL_PERMISSIONS, type Permission } from '../../core/permissions.ts';
+import { pageOf, pageParams } from '../../core/pagination.ts';
+
+export const roleOutput = z
+  .object({
+    id: z.string(),
+    key: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    builtin: z.boolean(),
+    permissions: z.array(z.string()),
+    created_at: z.string(),
+  })
+  .meta({ id: 'Role' });
+export type RoleView = z.infer<typeof roleOutput>;
+
+export const rolePage = pageOf(roleOutput);
+export const listRolesInput = z.object({ ...pageParams }).prefault({});
+
+const permission = z.enum(ALL_PERMISSIONS as [Permission, ...Permission[]]);
+
+export const createRoleInput = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  key: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{1,49}$/, 'must be 2–50 lower-case letters, digits, - or _, starting with a letter')
+    .optional(),
+  description: z.string().trim().max(500).optional(),
+  permissions: z.array(permission).max(ALL_PERMISSIONS.length).default([]),
+});
+export type CreateRoleInput = z.infer<typeof createRoleInput>;
+
+export const roleIdInput = z.object({ id: z.string().max(100) });
+
+export const assignInput = z.strictObject({
+  user_id: z.string().max(100),
+  role_id: z.string().max(100),
+  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+});
+export const revokeInput = z.strictObject({ user_id: z.string().max(100), role_id: z.string().max(100) });
+
+export const assignmentOutput = z
+  .object({
+    user_id: z.string(),
+    role: roleOutput,
+    expires_at: z.string().nullable(),
+    assigned_at: z.string(),
+  })
+  .meta({ id: 'RoleAssignment' });
+export type AssignmentView = z.infer<typeof assignmentOutput>;

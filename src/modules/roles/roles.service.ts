@@ -1,0 +1,165 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { Principal } from '../../core/auth.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId, newId } from '../../core/ids.ts';
+import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { findUser } from '../users/users.service.ts';
+import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
+import { Role, RoleAssignment } from './role.entity.ts';
+import type { AssignmentView, CreateRoleInput, RoleView } from './roles.schema.ts';
+
+export function toRoleView(role: Role): RoleView {
+  return {
+    id: role.id,
+    key: role.key,
+    name: role.name,
+    description: role.description,
+    builtin: role.builtin,
+    permissions: role.permissions,
+    created_at: role.createdAt.toISOString(),
+  };
+}
+
+function toAssignmentView(assignment: RoleAssignment, role: Role): AssignmentView {
+  return {
+    user_id: assignment.userId,
+    role: toRoleView(role),
+    expires_at: assignment.expiresAt?.toISOString() ?? null,
+    assigned_at: assignment.createdAt.toISOString(),
+  };
+}
+
+export async function listRoles(em: EntityManager, query: PageQuery) {
+  const [roles, total] = await em.findAndCount(Role, {}, { orderBy: { builtin: 'desc', createdAt: 'asc', id: 'asc' }, ...offsetOf(query) });
+  return toPage(roles.map(toRoleView), total, query);
+}
+
+async function findRole(em: EntityManager, id: string): Promise<Role> {
+  const role = isId('rol', id) ? await em.findOne(Role, { id }) : null;
+  if (!role) throw new AppError('NOT_FOUND', 'No such role');
+  return role;
+}
+
+function slug(name: string): string {
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return /^[a-z]/.test(base) ? base.slice(0, 50) : `role-${base}`.slice(0, 50);
+}
+
+export async function createRole(scope: AuditScope, input: CreateRoleInput, now: Date): Promise<RoleView> {
+  const key = input.key ?? slug(input.name);
+  if (key in BUILTIN_ROLES || (await scope.em.count(Role, { key })) > 0) {
+    throw new AppError('CONFLICT', `A role with the key "${key}" already exists`);
+  }
+  const role = Object.assign(new Role(), {
+    id: newId('rol'),
+    workspaceId: scope.workspaceId,
+    key,
+    name: input.name,
+    description: input.description ?? null,
+    builtin: false,
+    permissions: [...new Set(input.permissions)],
+    createdAt: now,
+  });
+  scope.em.persist(role);
+  recordAudit(scope, { eventType: 'role.create', target: { type: 'role', id: role.id }, details: { key, permissions: role.permissions } });
+  return toRoleView(role);
+}
+
+export async function deleteRole(scope: AuditScope, id: string) {
+  const role = await findRole(scope.em, id);
+  if (role.builtin) throw new AppError('CONFLICT', 'Built-in roles cannot be deleted');
+  await scope.em.nativeDelete(RoleAssignment, { roleId: role.id });
+  scope.em.remove(role);
+  recordAudit(scope, { eventType: 'role.delete', target: { type: 'role', id: role.id }, details: { key: role.key } });
+  return { id: role.id, deleted: true as const };
+}
+
+function isOwner(principal: Principal): boolean {
+  return principal.type === 'user' && principal.roles.includes('owner');
+}
+
+/** Owner changes in a workspace happen one at a time: the owner role's row is the lock. */
+async function lockOwnerRole(em: EntityManager, role: Role): Promise<void> {
+  await em.execute('select id from roles where id = ? for update', [role.id]);
+}
+
+async function liveOwners(em: EntityManager, ownerRoleId: string, now: Date): Promise<number> {
+  return em.count(RoleAssignment, { roleId: ownerRoleId, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
+}
+
+export async function assignRole(
+  scope: AuditScope,
+  principal: Principal,
+  input: { user_id: string; role_id: string; expires_at?: string | null },
+  now: Date,
+): Promise<AssignmentView> {
+  const user = await findUser(scope.em, input.user_id);
+  const role = await findRole(scope.em, input.role_id);
+  const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+  if (expiresAt && expiresAt <= now)
+    throw new AppError('BAD_REQUEST', 'expires_at must be in the future', {
+      details: [{ path: 'expires_at', message: 'must be in the future' }],
+    });
+  if ((role.key as BuiltinRoleKey) === 'owner' && role.builtin) {
+    if (!isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may grant the owner role');
+    await lockOwnerRole(scope.em, role);
+  }
+  let assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
+  if (assignment) {
+    assignment.expiresAt = expiresAt;
+  } else {
+    assignment = Object.assign(new RoleAssignment(), {
+      id: newId('ras'),
+      workspaceId: scope.workspaceId,
+      userId: user.id,
+      roleId: role.id,
+      expiresAt,
+      createdAt: now,
+    });
+    scope.em.persist(assignment);
+  }
+  recordAudit(scope, {
+    eventType: 'role.assign',
+    target: { type: 'user', id: user.id },
+    details: { role_id: role.id, role: role.key, expires_at: expiresAt?.toISOString() ?? null },
+  });
+  return toAssignmentView(assignment, role);
+}
+
+export async function revokeRole(scope: AuditScope, principal: Principal, input: { user_id: string; role_id: string }, now: Date) {
+  const user = await findUser(scope.em, input.user_id);
+  const role = await findRole(scope.em, input.role_id);
+  const ownerRole = role.builtin && role.key === 'owner';
+  if (ownerRole) {
+    if (!isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may revoke the owner role');
+    await lockOwnerRole(scope.em, role);
+  }
+  const assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
+  if (!assignment) throw new AppError('NOT_FOUND', 'This user does not hold this role');
+  if (ownerRole && (await liveOwners(scope.em, role.id, now)) <= 1) {
+    throw new AppError('CONFLICT', 'The last owner cannot be removed; make someone else an owner first');
+  }
+  scope.em.remove(assignment);
+  recordAudit(scope, { eventType: 'role.revoke', target: { type: 'user', id: user.id }, details: { role_id: role.id, role: role.key } });
+  return { user_id: user.id, role_id: role.id, revoked: true as const };
+}
+
+/** A user's live role assignments (an expired one is gone from the second it expires). */
+export async function userRoles(em: EntityManager, userId: string, now: Date): Promise<AssignmentView[]> {
+  const user = await findUser(em, userId);
+  const assignments = await em.find(
+    RoleAssignment,
+    { userId: user.id, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] },
+    { orderBy: { createdAt: 'asc' } },
+  );
+  const roles = await em.find(Role, { id: { $in: assignments.map((a) => a.roleId) } });
+  const byId = new Map(roles.map((r) => [r.id, r]));
+  return assignments.flatMap((a) => {
+    const role = byId.get(a.roleId);
+    return role ? [toAssignmentView(a, role)] : [];
+  });
+}

@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+const PASSWORD = 'role test passphrase';
+
+describe('roles: built-in and custom, assign and revoke, owners', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let roleIds: Record<string, string>;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    roleIds = Object.fromEntries(roles.body.data.map((r: { key: string; id: string }) => [r.key, r.id]));
+  });
+  afterAll(() => app.close());
+
+  async function userWith(role?: string) {
+    const email = uniqueEmail(role ?? 'member');
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    const id = created.body.data.id as string;
+    if (role) {
+      const token = role === 'owner' ? (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken : ws.apiKey;
+      expect((await call(app, 'POST', '/api/v1/roles/assign', { token, body: { user_id: id, role_id: roleIds[role] } })).status).toBe(200);
+    }
+    return { id, email, token: (await signIn(app, ws.id, email, PASSWORD)).accessToken };
+  }
+
+  it('lists the four built-in roles of a new workspace, paged', async () => {
+    const res = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body.meta).toMatchObject({ page: 1, per_page: 20 });
+    expect(
+      res.body.data
+        .filter((r: { builtin: boolean }) => r.builtin)
+        .map((r: { key: string }) => r.key)
+        .sort(),
+    ).toEqual(['admin', 'member', 'owner', 'viewer']);
+  });
+
+  it('creates a custom role whose permissions take effect at once, and deletes it', async () => {
+    const created = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { name: 'User auditor', permissions: ['users:read'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ key: 'user-auditor', builtin: false, permissions: ['users:read'] });
+    const user = await userWith();
+    expect((await call(app, 'GET', '/api/v1/users', { token: user.token })).status).toBe(403);
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.id, role_id: created.body.data.id } });
+    expect((await call(app, 'GET', '/api/v1/users', { token: user.token })).status).toBe(200);
+    expect(
+      (await call(app, 'POST', '/api/v1/users', { token: user.token, body: { email: uniqueEmail(), password: PASSWORD } })).status,
+    ).toBe(403);
+
+    const dup = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'User auditor' } });
+    expect([dup.status, dup.body.error.code]).toEqual([409, 'CONFLICT']);
+    const bad = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'X', permissions: ['users:destroy'] } });
+    expect(bad.status).toBe(400);
+
+    const deleted = await call(app, 'DELETE', `/api/v1/roles/${created.body.data.id}`, { token: ws.apiKey });
+    expect(deleted.body.data).toEqual({ id: created.body.data.id, deleted: true });
+    expect((await call(app, 'GET', '/api/v1/users', { token: user.token })).status).toBe(403);
+  });
+
+  it('refuses to delete built-in roles (409)', async () => {
+    const res = await call(app, 'DELETE', `/api/v1/roles/${roleIds.admin}`, { token: ws.apiKey });
+    expect([res.status, res.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
+
+  it('stops an expiring assignment from granting at its expires_at', async () => {
+    const user = await userWith();
+    const expiresAt = new Date(app.clock.now().getTime() + 60_000).toISOString();
+    const assigned = await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: user.id, role_id: roleIds.viewer, expires_at: expiresAt },
+    });
+    expect(assigned.body.data).toMatchObject({ user_id: user.id, role: { key: 'viewer' }, expires_at: expiresAt });
+    expect((await call(app, 'GET', '/api/v1/users', { token: user.token })).status).toBe(200);
+    const roles = await call(app, 'GET', `/api/v1/users/${user.id}/roles`, { token: ws.apiKey });
+    expect(roles.body.data.map((a: { role: { key: string } }) => a.role.key).sort()).toEqual(['member', 'viewer']);
+
+    app.clock.advance(60_000);
+    expect((await call(app, 'GET', '/api/v1/users', { token: user.token })).status).toBe(403);
+    const after = await call(app, 'GET', `/api/v1/users/${user.id}/roles`, { token: ws.apiKey });
+    expect(after.body.data.map((a: { role: { key: string } }) => a.role.key)).toEqual(['member']);
+    const past = await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: user.id, role_id: roleIds.viewer, expires_at: new Date(app.clock.now().getTime() - 1000).toISOString() },
+    });
+    expect(past.status).toBe(400);
+  });
+
+  it('lets viewers read roles but not change them; members neither', async () => {
+    const viewer = await userWith('viewer');
+    expect((await call(app, 'GET', '/api/v1/roles', { token: viewer.token })).status).toBe(200);
+    expect((await call(app, 'POST', '/api/v1/roles', { token: viewer.token, body: { name: 'Nope' } })).status).toBe(403);
+    const member = await userWith();
+    expect((await call(app, 'GET', '/api/v1/roles', { token: member.token })).status).toBe(403);
+    expect((await call(app, 'GET', '/api/v1/roles')).status).toBe(401);
+  });
+
+  it('lets only an owner grant or revoke owner', async () => {
+    const admin = await userWith('admin');
+    const target = await userWith();
+    const body = { user_id: target.id, role_id: roleIds.owner };
+    const byAdmin = await call(app, 'POST', '/api/v1/roles/assign', { token: admin.token, body });
+    expect([byAdmin.status, byAdmin.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    expect((await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body })).status).toBe(403);
+    const owner = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    expect((await call(app, 'POST', '/api/v1/roles/assign', { token: owner.accessToken, body })).status).toBe(200);
+    expect((await call(app, 'POST', '/api/v1/roles/revoke', { token: admin.token, body })).status).toBe(403);
+    expect((await call(app, 'POST', '/api/v1/roles/revoke', { token: owner.accessToken, body })).status).toBe(200);
+    const again = await call(app, 'POST', '/api/v1/roles/revoke', { token: owner.accessToken, body });
+    expect(again.status).toBe(404);
+  });
+
+  it('never loses the last owner, even when two owners revoke each other at once', async () => {
+    const fresh = await createWorkspace(app);
+    const owner = await signIn(app, fresh.id, fresh.owner.email, fresh.owner.password);
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: fresh.apiKey });
+    const ownerRole = roles.body.data.find((r: { key: string }) => r.key === 'owner').id;
+    const alone = await call(app, 'POST', '/api/v1/roles/revoke', {
+      token: owner.accessToken,
+      body: { user_id: fresh.owner.id, role_id: ownerRole },
+    });
+    expect([alone.status, alone.body.error.code]).toEqual([409, 'CONFLICT']);
+
+    const email = uniqueEmail('second-owner');
+    const second = await call(app, 'POST', '/api/v1/users', { token: fresh.apiKey, body: { email, password: PASSWORD } });
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: owner.accessToken,
+      body: { user_id: second.body.data.id, role_id: ownerRole },
+    });
+    const secondToken = (await signIn(app, fresh.id, email, PASSWORD)).accessToken;
+    const results = await Promise.all([
+      call(app, 'POST', '/api/v1/roles/revoke', { token: owner.accessToken, body: { user_id: second.body.data.id, role_id: ownerRole } }),
+      call(app, 'POST', '/api/v1/roles/revoke', { token: secondToken, body: { user_id: fresh.owner.id, role_id: ownerRole } }),
+    ]);
+    // One wins. The other is refused: 409 when both passed authorization before either committed,
+    // 403 when the winner's revocation had already taken its owner role away.
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses[0]).toBe(200);
+    expect([403, 409]).toContain(statuses[1]);
+    const owners = await Promise.all(
+      [fresh.owner.id, second.body.data.id].map((id) => call(app, 'GET', `/api/v1/users/${id}/roles`, { token: fresh.apiKey })),
+    );
+    const stillOwners = owners.filter((r) => r.body.data.some((a: { role: { key: string } }) => a.role.key === 'owner'));
+    expect(stillOwners).toHaveLength(1);
+  });
+
+  it('keeps roles and users of another workspace out of reach (404)', async () => {
+    const other = await createWorkspace(app);
+    const theirRoles = await call(app, 'GET', '/api/v1/roles', { token: other.apiKey });
+    const theirViewer = theirRoles.body.data.find((r: { key: string }) => r.key === 'viewer').id;
+    const mine = await userWith();
+    expect(
+      (await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: mine.id, role_id: theirViewer } })).status,
+    ).toBe(404);
+    expect(
+      (await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: other.owner.id, role_id: roleIds.viewer } }))
+        .status,
+    ).toBe(404);
+    expect((await call(app, 'DELETE', `/api/v1/roles/${theirViewer}`, { token: ws.apiKey })).status).toBe(404);
+    expect((await call(app, 'GET', `/api/v1/users/${other.owner.id}/roles`, { token: ws.apiKey })).status).toBe(404);
+    const listed = await call(app, 'GET', '/api/v1/roles?per_page=100', { token: ws.apiKey });
+    expect(listed.body.data.map((r: { id: string }) => r.id)).not.toContain(theirViewer);
+  });
+});
