@@ -6,6 +6,7 @@ import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
+import { liveOwners, lockOwnerRole } from './owners.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView } from './roles.schema.ts';
 
@@ -80,15 +81,6 @@ export async function deleteRole(scope: AuditScope, id: string) {
 
 function isOwner(principal: Principal): boolean {
   return principal.type === 'user' && principal.roles.includes('owner');
-}
-
-/** Owner changes in a workspace happen one at a time: the owner role's row is the lock. */
-async function lockOwnerRole(em: EntityManager, role: Role): Promise<void> {
-  await em.execute('select id from roles where id = ? for update', [role.id]);
-}
-
-async function liveOwners(em: EntityManager, ownerRoleId: string, now: Date): Promise<number> {
-  return em.count(RoleAssignment, { roleId: ownerRoleId, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
 }
 
 export async function assignRole(

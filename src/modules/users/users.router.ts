@@ -3,7 +3,8 @@ import { managementProcedure, router } from '../../core/trpc.ts';
 import { createUserInput, listUsersInput, updateUserInput, userIdInput, userOutput, userPage } from './users.schema.ts';
 import { z } from 'zod';
 import { factorSummary } from '../mfa/mfa.service.ts';
-import { createUser, findUser, getUser, listUsers, updateUser } from './users.service.ts';
+import { deletedOutput } from '../../core/pagination.ts';
+import { createUser, deleteUser, findUser, getUser, listUsers, updateUser } from './users.service.ts';
 
 export const usersRouter = router({
   list: managementProcedure('users:read')
@@ -43,4 +44,18 @@ export const usersRouter = router({
     .input(updateUserInput)
     .output(userOutput)
     .mutation(({ ctx, input }) => updateUser(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  delete: managementProcedure('users:write')
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/v1/users/{id}',
+        tags: ['users'],
+        summary: 'Delete a user (their sessions end at once)',
+        protect: true,
+      },
+    })
+    .input(userIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteUser(auditScope(ctx), input.id, ctx.deps.clock.now())),
 });

@@ -10,6 +10,7 @@ import { Role } from '../roles/role.entity.ts';
 import { User, type UserStatus } from './user.entity.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
+import { keepAnOwner } from '../roles/owners.ts';
 
 export function toUserView(user: User): UserView {
   return {
@@ -126,6 +127,7 @@ export async function updateUser(scope: AuditScope, input: UpdateUserInput, now:
     Object.assign(user, { status: 'active', failedLoginCount: 0, lockedUntil: null });
   }
   if (input.status === 'deactivated' && user.status !== 'deactivated') {
+    await keepAnOwner(scope.em, user.id, now);
     changes.status = { from: user.status, to: 'deactivated' };
     user.status = 'deactivated';
     changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_deactivated');
@@ -136,4 +138,13 @@ export async function updateUser(scope: AuditScope, input: UpdateUserInput, now:
   }
   await scope.em.flush();
   return toUserView(user);
+}
+
+/** Deletes a user and, with them, their sessions, factors and role assignments. Never the last owner. */
+export async function deleteUser(scope: AuditScope, id: string, now: Date) {
+  const user = await findUser(scope.em, id);
+  await keepAnOwner(scope.em, user.id, now);
+  scope.em.remove(user);
+  recordAudit(scope, { eventType: 'user.delete', target: { type: 'user', id: user.id }, details: { email: user.email } });
+  return { id: user.id, deleted: true as const };
 }

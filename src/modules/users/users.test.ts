@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../audit/audit.entity.ts';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn } from '../../../test/helpers/auth.ts';
 import { call, graphql, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -198,5 +199,39 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     expect(dup.body.errors?.[0]?.extensions.code).toBe('CONFLICT');
     const cross = await graphql(app, 'query($id: ID!) { user(id: $id) { id } }', { id: other.owner.id }, ws.apiKey);
     expect(cross.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('deleting and deactivating users', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  it('deletes a user: 200 {id, deleted}, their tokens die at once, then 404', async () => {
+    const email = uniqueEmail('leaving');
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'leaving passphrase' } });
+    const session = await signIn(app, ws.id, email, 'leaving passphrase');
+    const res = await call(app, 'DELETE', `/api/v1/users/${created.body.data.id}`, { token: ws.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({ id: created.body.data.id, deleted: true });
+    expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: session.accessToken })).body.error.code).toBe('INVALID_TOKEN');
+    expect((await call(app, 'GET', `/api/v1/users/${created.body.data.id}`, { token: ws.apiKey })).status).toBe(404);
+    expect((await call(app, 'DELETE', `/api/v1/users/${created.body.data.id}`, { token: ws.apiKey })).status).toBe(404);
+  });
+
+  it('never deletes or deactivates the last owner (409)', async () => {
+    const del = await call(app, 'DELETE', `/api/v1/users/${ws.owner.id}`, { token: ws.apiKey });
+    expect([del.status, del.body.error.code]).toEqual([409, 'CONFLICT']);
+    const off = await call(app, 'PATCH', `/api/v1/users/${ws.owner.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    expect([off.status, off.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
+
+  it('cannot delete another workspace’s user (404)', async () => {
+    const other = await createWorkspace(app);
+    expect((await call(app, 'DELETE', `/api/v1/users/${other.owner.id}`, { token: ws.apiKey })).status).toBe(404);
   });
 });
