@@ -2,6 +2,7 @@ import type { AnyProcedure } from '@trpc/server';
 import { createCallerFactory, router, type Meta } from './core/trpc.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
+import { groupsRouter } from './modules/groups/groups.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
@@ -14,6 +15,7 @@ export const appRouter = router({
   apiKeys: apiKeysRouter,
   users: usersRouter,
   roles: rolesRouter,
+  groups: groupsRouter,
 });
 
 export type AppRouter = typeof appRouter;

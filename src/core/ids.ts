@@ -30,7 +30,8 @@ export type IdPrefix =
   | 'rtk'
   | 'prt'
   | 'eml'
-  | 'chl';
+  | 'chl'
+  | 'gmb';
 
 function encodeTime(ms: number): string {
   let out = '';

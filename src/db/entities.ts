@@ -3,6 +3,7 @@ import { AuditEventSchema } from '../modules/audit/audit.entity.ts';
 import { PasswordResetTokenSchema, RefreshTokenSchema, SessionSchema } from '../modules/auth/session.entity.ts';
 import { SigningKeySchema } from '../modules/auth/signing-key.entity.ts';
 import { OutboxEmailSchema } from '../modules/email/email.entity.ts';
+import { GroupMemberSchema, GroupSchema } from '../modules/groups/group.entity.ts';
 import { MfaChallengeSchema, MfaFactorSchema } from '../modules/mfa/mfa.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
@@ -23,4 +24,6 @@ export const entities = [
   OutboxEmailSchema,
   MfaFactorSchema,
   MfaChallengeSchema,
+  GroupSchema,
+  GroupMemberSchema,
 ];

@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261125000000_foundation } from './Migration20261125000000_foundation.ts';
 import { Migration20261126000000_sessions } from './Migration20261126000000_sessions.ts';
 import { Migration20261126010000_mfa } from './Migration20261126010000_mfa.ts';
+import { Migration20261126020000_groups } from './Migration20261126020000_groups.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -11,4 +12,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125000000_foundation', class: Migration20261125000000_foundation },
   { name: 'Migration20261126000000_sessions', class: Migration20261126000000_sessions },
   { name: 'Migration20261126010000_mfa', class: Migration20261126010000_mfa },
+  { name: 'Migration20261126020000_groups', class: Migration20261126020000_groups },
 ];

@@ -1,0 +1,59 @@
+import { auditScope } from '../../core/audit-scope.ts';
+import { deletedOutput } from '../../core/pagination.ts';
+import { managementProcedure, router } from '../../core/trpc.ts';
+import {
+  addMemberInput,
+  createGroupInput,
+  groupIdInput,
+  groupOutput,
+  groupPage,
+  listGroupsInput,
+  membershipOutput,
+  removeMemberInput,
+} from './groups.schema.ts';
+import { addMember, createGroup, deleteGroup, listGroups, removeMember } from './groups.service.ts';
+
+const tags = ['groups'];
+
+export const groupsRouter = router({
+  list: managementProcedure('groups:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/groups', tags, summary: 'List groups', protect: true } })
+    .input(listGroupsInput)
+    .output(groupPage)
+    .query(({ ctx, input }) => listGroups(ctx.em, input)),
+
+  create: managementProcedure('groups:write')
+    .meta({ openapi: { method: 'POST', path: '/api/v1/groups', tags, summary: 'Create a group', protect: true }, successStatus: 201 })
+    .input(createGroupInput)
+    .output(groupOutput)
+    .mutation(({ ctx, input }) => createGroup(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  delete: managementProcedure('groups:write')
+    .meta({ openapi: { method: 'DELETE', path: '/api/v1/groups/{id}', tags, summary: 'Delete a group', protect: true } })
+    .input(groupIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteGroup(auditScope(ctx), input.id)),
+
+  addMember: managementProcedure('groups:write')
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/groups/{id}/members', tags, summary: 'Add a user to a group', protect: true },
+      successStatus: 201,
+    })
+    .input(addMemberInput)
+    .output(membershipOutput)
+    .mutation(({ ctx, input }) => addMember(auditScope(ctx), input.id, input.user_id, ctx.deps.clock.now())),
+
+  removeMember: managementProcedure('groups:write')
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/v1/groups/{id}/members/{user_id}',
+        tags,
+        summary: 'Remove a user from a group',
+        protect: true,
+      },
+    })
+    .input(removeMemberInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => removeMember(auditScope(ctx), input.id, input.user_id)),
+});

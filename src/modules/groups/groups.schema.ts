@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { pageOf, pageParams } from '../../core/pagination.ts';
+
+export const groupOutput = z
+  .object({ id: z.string(), name: z.string(), description: z.string().nullable(), member_count: z.number().int(), created_at: z.string() })
+  .meta({ id: 'Group' });
+export type GroupView = z.infer<typeof groupOutput>;
+
+export const groupPage = pageOf(groupOutput);
+export const listGroupsInput = z.object({ q: z.string().trim().max(200).optional(), ...pageParams }).prefault({});
+export const createGroupInput = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  description: z.string().trim().max(500).optional(),
+});
+export const groupIdInput = z.object({ id: z.string().max(100) });
+export const addMemberInput = z.strictObject({ id: z.string().max(100), user_id: z.string().max(100) });
+export const removeMemberInput = z.object({ id: z.string().max(100), user_id: z.string().max(100) });
+export const membershipOutput = z
+  .object({ group_id: z.string(), user_id: z.string(), added_at: z.string() })
+  .meta({ id: 'GroupMembership' });

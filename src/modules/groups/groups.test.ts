@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+describe('groups', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  async function newUser() {
+    const res = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: uniqueEmail('grp'), password: 'group passphrase' },
+    });
+    return res.body.data as { id: string; email: string };
+  }
+
+  it('creates (201), lists with member counts, refuses a duplicate name in any case (409), deletes', async () => {
+    const created = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Engineering', description: 'Builders' } });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ name: 'Engineering', description: 'Builders', member_count: 0 });
+    expect(created.body.data.id).toMatch(/^grp_/);
+    const dup = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'engineering' } });
+    expect([dup.status, dup.body.error.code]).toEqual([409, 'CONFLICT']);
+
+    const [a, b] = [await newUser(), await newUser()];
+    for (const user of [a, b]) {
+      const added = await call(app, 'POST', `/api/v1/groups/${created.body.data.id}/members`, {
+        token: ws.apiKey,
+        body: { user_id: user.id },
+      });
+      expect(added.status).toBe(201);
+    }
+    const again = await call(app, 'POST', `/api/v1/groups/${created.body.data.id}/members`, { token: ws.apiKey, body: { user_id: a.id } });
+    expect(again.status).toBe(409);
+    const listed = await call(app, 'GET', '/api/v1/groups?q=engin', { token: ws.apiKey });
+    expect(listed.body).toMatchObject({ meta: { total: 1, page: 1, per_page: 20 } });
+    expect(listed.body.data[0].member_count).toBe(2);
+
+    const removed = await call(app, 'DELETE', `/api/v1/groups/${created.body.data.id}/members/${a.id}`, { token: ws.apiKey });
+    expect(removed.body.data).toEqual({ id: a.id, deleted: true });
+    expect((await call(app, 'DELETE', `/api/v1/groups/${created.body.data.id}/members/${a.id}`, { token: ws.apiKey })).status).toBe(404);
+
+    const deleted = await call(app, 'DELETE', `/api/v1/groups/${created.body.data.id}`, { token: ws.apiKey });
+    expect(deleted.body.data).toEqual({ id: created.body.data.id, deleted: true });
+    expect((await call(app, 'DELETE', `/api/v1/groups/${created.body.data.id}`, { token: ws.apiKey })).status).toBe(404);
+  });
+
+  it('lets members do nothing here and keeps other workspaces’ groups and users out (404)', async () => {
+    const email = uniqueEmail('member');
+    await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'group passphrase' } });
+    const member = await signIn(app, ws.id, email, 'group passphrase');
+    expect((await call(app, 'GET', '/api/v1/groups', { token: member.accessToken })).status).toBe(403);
+    expect((await call(app, 'POST', '/api/v1/groups', { token: member.accessToken, body: { name: 'Mine' } })).status).toBe(403);
+
+    const other = await createWorkspace(app);
+    const theirs = await call(app, 'POST', '/api/v1/groups', { token: other.apiKey, body: { name: 'Theirs' } });
+    expect((await call(app, 'DELETE', `/api/v1/groups/${theirs.body.data.id}`, { token: ws.apiKey })).status).toBe(404);
+    const mine = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Mine' } });
+    const foreignUser = await call(app, 'POST', `/api/v1/groups/${mine.body.data.id}/members`, {
+      token: ws.apiKey,
+      body: { user_id: other.owner.id },
+    });
+    expect(foreignUser.status).toBe(404);
+    const listed = await call(app, 'GET', '/api/v1/groups?per_page=100', { token: ws.apiKey });
+    expect(listed.body.data.map((g: { id: string }) => g.id)).not.toContain(theirs.body.data.id);
+  });
+});
