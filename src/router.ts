@@ -3,6 +3,7 @@ import { createCallerFactory, router, type Meta } from './core/trpc.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
+import { invitationsRouter } from './modules/invitations/invitations.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
@@ -16,6 +17,7 @@ export const appRouter = router({
   users: usersRouter,
   roles: rolesRouter,
   groups: groupsRouter,
+  invitations: invitationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

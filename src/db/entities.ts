@@ -4,6 +4,7 @@ import { PasswordResetTokenSchema, RefreshTokenSchema, SessionSchema } from '../
 import { SigningKeySchema } from '../modules/auth/signing-key.entity.ts';
 import { OutboxEmailSchema } from '../modules/email/email.entity.ts';
 import { GroupMemberSchema, GroupSchema } from '../modules/groups/group.entity.ts';
+import { InvitationSchema } from '../modules/invitations/invitation.entity.ts';
 import { MfaChallengeSchema, MfaFactorSchema } from '../modules/mfa/mfa.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
@@ -26,4 +27,5 @@ export const entities = [
   MfaChallengeSchema,
   GroupSchema,
   GroupMemberSchema,
+  InvitationSchema,
 ];

@@ -55,10 +55,15 @@ export class MailSink {
   }
 }
 
-/** The reset token in a reset email's text part (quoted-printable soft breaks undone). */
-export function resetTokenIn(mail: ReceivedMail): { link: string; token: string } {
+/** The token of a `{base_url}/<page>?token=…` link in an email's text (quoted-printable undone). */
+export function linkTokenIn(mail: ReceivedMail, page: string): { link: string; token: string } {
   const text = mail.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-  const link = /(https?:\/\/\S+\/reset-password\?token=[A-Za-z0-9_%-]+)/.exec(text)?.[1];
-  if (!link) throw new Error(`no reset link in:\n${text}`);
+  const link = new RegExp(`(https?://\\S+/${page}\\?token=[A-Za-z0-9_%-]+)`).exec(text)?.[1];
+  if (!link) throw new Error(`no ${page} link in:\n${text}`);
   return { link, token: decodeURIComponent(new URL(link).searchParams.get('token') as string) };
+}
+
+/** The reset token in a reset email. */
+export function resetTokenIn(mail: ReceivedMail): { link: string; token: string } {
+  return linkTokenIn(mail, 'reset-password');
 }

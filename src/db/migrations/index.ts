@@ -3,6 +3,7 @@ import { Migration20261125000000_foundation } from './Migration20261125000000_fo
 import { Migration20261126000000_sessions } from './Migration20261126000000_sessions.ts';
 import { Migration20261126010000_mfa } from './Migration20261126010000_mfa.ts';
 import { Migration20261126020000_groups } from './Migration20261126020000_groups.ts';
+import { Migration20261126030000_invitations } from './Migration20261126030000_invitations.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -13,4 +14,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126000000_sessions', class: Migration20261126000000_sessions },
   { name: 'Migration20261126010000_mfa', class: Migration20261126010000_mfa },
   { name: 'Migration20261126020000_groups', class: Migration20261126020000_groups },
+  { name: 'Migration20261126030000_invitations', class: Migration20261126030000_invitations },
 ];

@@ -8,7 +8,7 @@ export interface EmailTemplate {
   html: string;
 }
 
-export type TemplateKey = 'password_reset';
+export type TemplateKey = 'password_reset' | 'invitation';
 
 export const DEFAULT_TEMPLATES: Record<TemplateKey, EmailTemplate> = {
   password_reset: {
@@ -21,6 +21,15 @@ export const DEFAULT_TEMPLATES: Record<TemplateKey, EmailTemplate> = {
       '<p>Someone asked to reset the password of your {{workspace_name}} account.</p>' +
       '<p><a href="{{link}}">Choose a new password</a> (the link works once, for {{expires_minutes}} minutes).</p>' +
       '<p>If it was not you, ignore this email: your password stays as it is.</p>',
+  },
+  invitation: {
+    subject: 'You are invited to {{workspace_name}}',
+    text:
+      'You have been invited to join {{workspace_name}}.\n\n' +
+      'Accept and choose your password here (the link works once, for {{expires_days}} days):\n{{link}}\n',
+    html:
+      '<p>You have been invited to join {{workspace_name}}.</p>' +
+      '<p><a href="{{link}}">Accept and choose your password</a> (the link works once, for {{expires_days}} days).</p>',
   },
 };
 

@@ -1,0 +1,74 @@
+import { auditScope } from '../../core/audit-scope.ts';
+import { originOf } from '../../core/context.ts';
+import { deletedOutput } from '../../core/pagination.ts';
+import { limitedPublicProcedure, managementProcedure, router } from '../../core/trpc.ts';
+import { tokensOutput } from '../auth/auth.schema.ts';
+import {
+  acceptInvitationInput,
+  createInvitationInput,
+  invitationIdInput,
+  invitationOutput,
+  invitationPage,
+  listInvitationsInput,
+} from './invitations.schema.ts';
+import { acceptInvitation, createInvitation, listInvitations, resendInvitation, revokeInvitation } from './invitations.service.ts';
+
+const tags = ['invitations'];
+
+export const invitationsRouter = router({
+  list: managementProcedure('users:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/invitations', tags, summary: 'List invitations (filter by status)', protect: true } })
+    .input(listInvitationsInput)
+    .output(invitationPage)
+    .query(({ ctx, input }) => listInvitations(ctx.em, input, ctx.deps.clock.now())),
+
+  create: managementProcedure('users:write')
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/invitations', tags, summary: 'Invite someone by email', protect: true },
+      successStatus: 201,
+    })
+    .input(createInvitationInput)
+    .output(invitationOutput)
+    .mutation(async ({ ctx, input }) => {
+      const invitation = await createInvitation(ctx.deps, auditScope(ctx), ctx.principal, input, ctx.deps.clock.now());
+      ctx.afterCommit.push(() => ctx.deps.mailer.kick());
+      return invitation;
+    }),
+
+  resend: managementProcedure('users:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/invitations/{id}/resend',
+        tags,
+        summary: 'Send an invitation again (a new link)',
+        protect: true,
+      },
+    })
+    .input(invitationIdInput)
+    .output(invitationOutput)
+    .mutation(async ({ ctx, input }) => {
+      const invitation = await resendInvitation(ctx.deps, auditScope(ctx), input.id, ctx.deps.clock.now());
+      ctx.afterCommit.push(() => ctx.deps.mailer.kick());
+      return invitation;
+    }),
+
+  revoke: managementProcedure('users:write')
+    .meta({ openapi: { method: 'DELETE', path: '/api/v1/invitations/{id}', tags, summary: 'Revoke an invitation', protect: true } })
+    .input(invitationIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => revokeInvitation(auditScope(ctx), input.id, ctx.deps.clock.now())),
+
+  accept: limitedPublicProcedure('password')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/invitations/accept',
+        tags,
+        summary: 'Accept an invitation: creates the user and signs them in',
+      },
+    })
+    .input(acceptInvitationInput)
+    .output(tokensOutput)
+    .mutation(({ ctx, input }) => acceptInvitation(ctx.deps, ctx.em, input, originOf(ctx))),
+});

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { pageOf, pageParams } from '../../core/pagination.ts';
+import { newPasswordInput } from '../auth/password-policy.ts';
+import { emailInput } from '../users/users.schema.ts';
+import { INVITATION_STATUSES } from './invitation.entity.ts';
+
+export const invitationOutput = z
+  .object({
+    id: z.string(),
+    email: z.string(),
+    role_id: z.string(),
+    status: z.enum(INVITATION_STATUSES),
+    created_at: z.string(),
+    expires_at: z.string(),
+    last_sent_at: z.string(),
+    accepted_at: z.string().nullable(),
+    user_id: z.string().nullable(),
+  })
+  .meta({ id: 'Invitation' });
+export type InvitationView = z.infer<typeof invitationOutput>;
+
+export const invitationPage = pageOf(invitationOutput);
+export const listInvitationsInput = z.object({ status: z.enum(INVITATION_STATUSES).optional(), ...pageParams }).prefault({});
+export const createInvitationInput = z.strictObject({ email: emailInput, role_id: z.string().max(100).optional() });
+export const invitationIdInput = z.object({ id: z.string().max(100) });
+export const acceptInvitationInput = z.strictObject({
+  token: z.string().min(1).max(512),
+  password: newPasswordInput,
+  name: z.string().trim().min(1).max(200).optional(),
+});

@@ -1,0 +1,180 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { Principal } from '../../core/auth.ts';
+import type { AppDeps } from '../../core/context.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId, newId } from '../../core/ids.ts';
+import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { newSecret, sha256 } from '../../core/secrets.ts';
+import { startSession, type Origin } from '../auth/sessions.service.ts';
+import { queueEmail } from '../email/outbox.ts';
+import { addAssignment } from '../roles/builtin-roles.ts';
+import { Role } from '../roles/role.entity.ts';
+import { User } from '../users/user.entity.ts';
+import { newUser } from '../users/users.service.ts';
+import { Workspace } from '../workspaces/workspace.entity.ts';
+import { Invitation, type InvitationStatus } from './invitation.entity.ts';
+import type { InvitationView } from './invitations.schema.ts';
+
+export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** The same pace as reset emails: one per address per minute. */
+export const RESEND_INTERVAL_MS = 60 * 1000;
+
+/** `expired` is a pending invitation past its date, whether or not a write has recorded it yet. */
+function statusAt(invitation: Invitation, now: Date): InvitationStatus {
+  return invitation.status === 'pending' && invitation.expiresAt <= now ? 'expired' : invitation.status;
+}
+
+function toView(invitation: Invitation, now: Date): InvitationView {
+  return {
+    id: invitation.id,
+    email: invitation.email,
+    role_id: invitation.roleId,
+    status: statusAt(invitation, now),
+    created_at: invitation.createdAt.toISOString(),
+    expires_at: invitation.expiresAt.toISOString(),
+    last_sent_at: invitation.lastSentAt.toISOString(),
+    accepted_at: invitation.acceptedAt?.toISOString() ?? null,
+    user_id: invitation.userId,
+  };
+}
+
+export async function listInvitations(em: EntityManager, query: PageQuery & { status?: InvitationStatus }, now: Date) {
+  const where: Record<string, unknown> = {};
+  if (query.status === 'expired') Object.assign(where, { $or: [{ status: 'expired' }, { status: 'pending', expiresAt: { $lte: now } }] });
+  else if (query.status === 'pending') Object.assign(where, { status: 'pending', expiresAt: { $gt: now } });
+  else if (query.status) where.status = query.status;
+  const [rows, total] = await em.findAndCount(Invitation, where, { orderBy: { id: 'desc' }, ...offsetOf(query) });
+  return toPage(
+    rows.map((i) => toView(i, now)),
+    total,
+    query,
+  );
+}
+
+function send(deps: AppDeps, em: EntityManager, invitation: Invitation, workspace: Workspace, token: string, now: Date): void {
+  queueEmail(
+    em,
+    {
+      workspaceId: workspace.id,
+      template: 'invitation',
+      to: invitation.email,
+      vars: {
+        link: `${deps.config.BASE_URL}/accept-invitation?token=${encodeURIComponent(token)}`,
+        workspace_name: workspace.name,
+        expires_days: String(INVITATION_TTL_MS / 86_400_000),
+      },
+    },
+    now,
+  );
+}
+
+async function findInvitation(em: EntityManager, id: string): Promise<Invitation> {
+  const invitation = isId('inv', id) ? await em.findOne(Invitation, { id }) : null;
+  if (!invitation) throw new AppError('NOT_FOUND', 'No such invitation');
+  return invitation;
+}
+
+export async function createInvitation(
+  deps: AppDeps,
+  scope: AuditScope,
+  principal: Principal,
+  input: { email: string; role_id?: string },
+  now: Date,
+) {
+  const { em } = scope;
+  const role = input.role_id
+    ? isId('rol', input.role_id)
+      ? await em.findOne(Role, { id: input.role_id })
+      : null
+    : await em.findOne(Role, { key: 'member', builtin: true });
+  if (!role) throw new AppError('NOT_FOUND', 'No such role');
+  if (role.builtin && role.key === 'owner' && !(principal.type === 'user' && principal.roles.includes('owner'))) {
+    throw new AppError('FORBIDDEN', 'Only an owner may invite an owner');
+  }
+  if ((await em.count(User, { email: input.email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
+  // A pending invitation past its date no longer blocks a new one.
+  await em.nativeUpdate(Invitation, { email: input.email, status: 'pending', expiresAt: { $lte: now } }, { status: 'expired' });
+  if ((await em.count(Invitation, { email: input.email, status: 'pending' })) > 0) {
+    throw new AppError('CONFLICT', 'This email already has a pending invitation');
+  }
+  const token = newSecret('inv_');
+  const invitation = Object.assign(new Invitation(), {
+    id: newId('inv'),
+    workspaceId: scope.workspaceId,
+    email: input.email,
+    roleId: role.id,
+    status: 'pending' as const,
+    tokenHash: sha256(token),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
+    lastSentAt: now,
+    acceptedAt: null,
+    userId: null,
+  });
+  em.persist(invitation);
+  send(deps, em, invitation, await em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);
+  recordAudit(scope, {
+    eventType: 'invitation.create',
+    target: { type: 'invitation', id: invitation.id },
+    details: { email: input.email, role: role.key },
+  });
+  return toView(invitation, now);
+}
+
+/** A new link (the old one stops working), at most once a minute per invitation. */
+export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: string, now: Date) {
+  const invitation = await findInvitation(scope.em, id);
+  if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
+  if (now.getTime() - invitation.lastSentAt.getTime() < RESEND_INTERVAL_MS) {
+    const wait = Math.ceil((RESEND_INTERVAL_MS - (now.getTime() - invitation.lastSentAt.getTime())) / 1000);
+    throw new AppError('RATE_LIMITED', 'This invitation was sent less than a minute ago', { headers: { 'Retry-After': String(wait) } });
+  }
+  const token = newSecret('inv_');
+  Object.assign(invitation, { tokenHash: sha256(token), lastSentAt: now, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS) });
+  send(deps, scope.em, invitation, await scope.em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);
+  recordAudit(scope, { eventType: 'invitation.resend', target: { type: 'invitation', id: invitation.id } });
+  return toView(invitation, now);
+}
+
+export async function revokeInvitation(scope: AuditScope, id: string, now: Date) {
+  const invitation = await findInvitation(scope.em, id);
+  if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
+  invitation.status = 'revoked';
+  recordAudit(scope, { eventType: 'invitation.revoke', target: { type: 'invitation', id: invitation.id } });
+  return { id: invitation.id, deleted: true as const };
+}
+
+/**
+ * The invitee accepts: the invitation is consumed by one conditional UPDATE, the user is created with
+ * the invited role, and signed in (the answer is a sign-in's).
+ */
+export async function acceptInvitation(
+  deps: AppDeps,
+  em: EntityManager,
+  input: { token: string; password: string; name?: string },
+  origin: Origin,
+) {
+  const now = deps.clock.now();
+  const [row] = await em.execute<{ id: string; workspace_id: string; email: string; role_id: string }[]>(
+    `update invitations set status = 'accepted', accepted_at = ?
+      where token_hash = ? and status = 'pending' and expires_at > ? returning id, workspace_id, email, role_id`,
+    [now, sha256(input.token), now],
+  );
+  if (!row) throw new AppError('INVALID_TOKEN', 'The invitation link is invalid, expired, revoked or already used');
+  em.setFilterParams('tenant', { workspaceId: row.workspace_id });
+  if ((await em.count(User, { email: row.email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
+  const user = await newUser(row.workspace_id, { email: row.email, password: input.password, name: input.name });
+  em.persist(user);
+  addAssignment(em, row.workspace_id, user.id, row.role_id, null);
+  await em.nativeUpdate(Invitation, { id: row.id }, { userId: user.id });
+  const scope: AuditScope = { em, workspaceId: row.workspace_id, actor: { type: 'user', id: user.id }, ...origin };
+  recordAudit(scope, { eventType: 'invitation.accept', target: { type: 'invitation', id: row.id } });
+  recordAudit(scope, {
+    eventType: 'user.create',
+    target: { type: 'user', id: user.id },
+    details: { email: user.email, via: 'invitation' },
+  });
+  await em.flush();
+  return startSession(deps, em, { userId: user.id, method: 'invitation' }, origin);
+}

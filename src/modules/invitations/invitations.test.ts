@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { login, signIn } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { linkTokenIn, MailSink } from '../../../test/helpers/mail-sink.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+describe('invitations', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  const mail = new MailSink();
+
+  beforeAll(async () => {
+    app = await startTestApp({ SMTP_URL: await mail.start(), BASE_URL: 'https://id.example.test' });
+    ws = await createWorkspace(app);
+  });
+  afterAll(async () => {
+    await app.close();
+    await mail.stop();
+  });
+
+  const invite = (body: object, token = ws.apiKey) => call(app, 'POST', '/api/v1/invitations', { token, body });
+  const accept = (body: object) => call(app, 'POST', '/api/v1/invitations/accept', { body });
+
+  it('invites (201), emails a link, and the invitee accepts: user created with the role, signed in', async () => {
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    const viewer = roles.body.data.find((r: { key: string }) => r.key === 'viewer').id;
+    const email = uniqueEmail('invitee');
+    const created = await invite({ email, role_id: viewer });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ email, role_id: viewer, status: 'pending', accepted_at: null });
+    const { link, token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+    expect(link.startsWith('https://id.example.test/accept-invitation?token=')).toBe(true);
+
+    const accepted = await accept({ token, password: 'invited passphrase', name: 'New Person' });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.data).toMatchObject({ token_type: 'Bearer', user: { email, name: 'New Person' } });
+    expect((await call(app, 'GET', '/api/v1/users', { token: accepted.body.data.access_token })).status).toBe(200);
+    expect((await login(app, ws.id, email, 'invited passphrase')).status).toBe(200);
+
+    const listed = await call(app, 'GET', '/api/v1/invitations?status=accepted', { token: ws.apiKey });
+    expect(listed.body.data.find((i: { id: string }) => i.id === created.body.data.id)).toMatchObject({
+      status: 'accepted',
+      user_id: accepted.body.data.user.id,
+    });
+    const twice = await accept({ token, password: 'invited passphrase' });
+    expect([twice.status, twice.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
+
+  it('refuses to invite an existing user or an address already invited (409)', async () => {
+    expect((await invite({ email: ws.owner.email })).status).toBe(409);
+    const email = uniqueEmail('twice');
+    expect((await invite({ email })).status).toBe(201);
+    const again = await invite({ email });
+    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
+
+  it('resends with a new link (the old one dies), at most once a minute', async () => {
+    const email = uniqueEmail('resend');
+    const created = await invite({ email });
+    const first = linkTokenIn(await mail.waitFor(email), 'accept-invitation').token;
+    const tooSoon = await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey });
+    expect([tooSoon.status, tooSoon.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    app.clock.advance(61_000);
+    const resent = await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey });
+    expect(resent.status).toBe(200);
+    const second = linkTokenIn(await mail.waitFor(email, 1), 'accept-invitation').token;
+    expect(second).not.toBe(first);
+    expect((await accept({ token: first, password: 'invited passphrase' })).status).toBe(401);
+    expect((await accept({ token: second, password: 'invited passphrase' })).status).toBe(200);
+  });
+
+  it('revokes (the link dies) and expires after 7 days', async () => {
+    const email = uniqueEmail('revoked');
+    const created = await invite({ email });
+    const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+    const revoked = await call(app, 'DELETE', `/api/v1/invitations/${created.body.data.id}`, { token: ws.apiKey });
+    expect(revoked.body.data).toEqual({ id: created.body.data.id, deleted: true });
+    expect((await accept({ token, password: 'invited passphrase' })).status).toBe(401);
+
+    const later = uniqueEmail('later');
+    const pending = await invite({ email: later });
+    const laterToken = linkTokenIn(await mail.waitFor(later), 'accept-invitation').token;
+    app.clock.advance(7 * 24 * 3600 * 1000 + 1000);
+    const expired = await call(app, 'GET', '/api/v1/invitations?status=expired&per_page=100', { token: ws.apiKey });
+    expect(expired.body.data.map((i: { id: string }) => i.id)).toContain(pending.body.data.id);
+    expect((await accept({ token: laterToken, password: 'invited passphrase' })).status).toBe(401);
+    expect((await invite({ email: later })).status).toBe(201);
+  });
+
+  it('lets only owners invite owners; keeps invitations per workspace; refuses weak passwords', async () => {
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id;
+    expect((await invite({ email: uniqueEmail(), role_id: owner })).status).toBe(403);
+    const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+    expect((await invite({ email: uniqueEmail(), role_id: owner }, ownerToken)).status).toBe(201);
+
+    const other = await createWorkspace(app);
+    const theirs = await invite({ email: uniqueEmail() }, other.apiKey);
+    expect((await call(app, 'DELETE', `/api/v1/invitations/${theirs.body.data.id}`, { token: ws.apiKey })).status).toBe(404);
+    expect((await call(app, 'POST', `/api/v1/invitations/${theirs.body.data.id}/resend`, { token: ws.apiKey })).status).toBe(404);
+
+    const email = uniqueEmail('weak');
+    await invite({ email });
+    const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+    expect((await accept({ token, password: 'password' })).status).toBe(400);
+    expect((await accept({ token, password: 'a decent passphrase' })).status).toBe(200);
+  });
+});
