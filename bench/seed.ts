@@ -60,6 +60,8 @@ export async function seed(config: Config, users: number, refreshTokens: number)
           lastSignInAt: null,
           failedLoginCount: 0,
           lockedUntil: null,
+          emailVerified: false,
+          metadata: {},
         };
       });
       await database.orm.em.fork().insertMany(User, rows);

@@ -4,7 +4,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { runStatement, runStatementIn, type Statement } from '../../core/sql.ts';
-import { userRowToView, type UserRow } from '../users/users.service.ts';
+import { USER_COLUMNS, userRowToView, type UserRow } from '../users/users.service.ts';
 import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
 import { Session } from './session.entity.ts';
@@ -18,6 +18,9 @@ export interface Origin {
 const INVALID_REFRESH = 'The refresh token is invalid, expired or revoked';
 
 /*
+ * (The final SELECT reads the user from the UPDATE's RETURNING: within one statement, other reads of
+ * `users` would still see the row as it was before.)
+ *
  * A sign-in's writes in one prepared statement (core/sql.ts): the user's sign-in bookkeeping, the
  * session, its first refresh token and the audit row, all or nothing, answering the user and the
  * roles the access token names.
@@ -29,7 +32,7 @@ const START: Statement = {
                   password_hash = coalesce($3, password_hash),
                   updated_at = case when $3::text is null then updated_at else $2 end
             where id = $1
-           returning id, workspace_id, email, name, status, created_at, updated_at, last_sign_in_at
+           returning id, workspace_id, email, name, status, created_at, updated_at, last_sign_in_at, email_verified, metadata
          ), s as (
            insert into sessions (id, workspace_id, user_id, created_at, expires_at, ip, user_agent)
            select $4, workspace_id, id, $2, $5, $8, $9 from u
@@ -46,6 +49,7 @@ const START: Statement = {
            returning id
          )
          select u.*,
+                exists (select 1 from mfa_factors f where f.user_id = u.id and f.status = 'Verified') as mfa_enabled,
                 (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
                   where ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > $2)) as roles,
                 (select count(*) from s) + (select count(*) from r) + (select count(*) from a) as written
@@ -129,11 +133,11 @@ const ROTATE: Statement = {
            select $5, workspace_id, 'auth.refresh', 'success', 'user', user_id, 'session', id, $6, $7, $8, '{}'::jsonb, $2 from live
            returning id
          )
-         select l.id as session_id, u.id, u.workspace_id, u.email, u.name, u.status, u.created_at, u.updated_at, u.last_sign_in_at,
+         select l.id as session_id, ${USER_COLUMNS}, users.workspace_id,
                 (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
                   where ra.user_id = l.user_id and (ra.expires_at is null or ra.expires_at > $2)) as roles,
                 (select count(*) from fresh) + (select count(*) from audit) as written
-           from live l join users u on u.id = l.user_id`,
+           from live l join users on users.id = l.user_id`,
 };
 
 const REUSED: Statement = {

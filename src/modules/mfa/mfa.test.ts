@@ -236,6 +236,8 @@ describe('second factor (TOTP)', () => {
     const res = await graphql(app, 'query($id: ID!) { user(id: $id) { id mfa { verified kinds } } }', { id: user.id }, ws.apiKey);
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.user.mfa).toEqual({ verified: 1, kinds: ['totp'] });
+    const rest = await call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey });
+    expect(rest.body.data.mfa_enabled).toBe(true);
     expect(JSON.stringify(res.body)).not.toMatch(/secret/i);
   });
 });

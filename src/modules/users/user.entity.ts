@@ -19,6 +19,9 @@ export class User {
   /** Consecutive wrong passwords; the tenth locks the account for 15 minutes. */
   failedLoginCount!: number;
   lockedUntil!: Date | null;
+  emailVerified!: boolean;
+  /** Free JSON the workspace keeps about the user (at most 16 KiB). */
+  metadata!: Record<string, unknown>;
 }
 
 export const UserSchema = new EntitySchema<User>({
@@ -38,5 +41,7 @@ export const UserSchema = new EntitySchema<User>({
     lastSignInAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
     failedLoginCount: { type: 'integer', default: 0 },
     lockedUntil: { type: 'Date', columnType: 'timestamptz', nullable: true },
+    emailVerified: { type: 'boolean', default: false },
+    metadata: { type: 'json' },
   },
 });

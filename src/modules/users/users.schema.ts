@@ -18,14 +18,24 @@ export const userOutput = z
     created_at: z.string(),
     updated_at: z.string(),
     last_sign_in_at: z.string().nullable(),
+    email_verified: z.boolean(),
+    mfa_enabled: z.boolean(),
+    metadata: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'User' });
 export type UserView = z.infer<typeof userOutput>;
+
+/** Free JSON about a user, at most 16 KiB once serialised. */
+export const metadataInput = z
+  .record(z.string().max(100), z.unknown())
+  .refine((m) => JSON.stringify(m).length <= 16_384, 'must be at most 16 KiB of JSON');
 
 export const createUserInput = z.strictObject({
   email: emailInput,
   password: passwordInput,
   name: z.string().trim().min(1).max(200).optional(),
+  email_verified: z.boolean().optional(),
+  metadata: metadataInput.optional(),
 });
 export type CreateUserInput = z.infer<typeof createUserInput>;
 
@@ -47,5 +57,7 @@ export const updateUserInput = z.strictObject({
   id: z.string().max(100),
   name: z.string().trim().min(1).max(200).nullable().optional(),
   status: z.enum(['active', 'deactivated']).optional(),
+  email_verified: z.boolean().optional(),
+  metadata: metadataInput.optional(),
 });
 export type UpdateUserInput = z.infer<typeof updateUserInput>;

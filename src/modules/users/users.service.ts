@@ -12,7 +12,7 @@ import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from 
 import { endUserSessions } from '../auth/sessions.service.ts';
 import { keepAnOwner } from '../roles/owners.ts';
 
-export function toUserView(user: User): UserView {
+export function toUserView(user: User, mfaEnabled = false): UserView {
   return {
     id: user.id,
     email: user.email,
@@ -21,7 +21,20 @@ export function toUserView(user: User): UserView {
     created_at: user.createdAt.toISOString(),
     updated_at: user.updatedAt.toISOString(),
     last_sign_in_at: user.lastSignInAt?.toISOString() ?? null,
+    email_verified: user.emailVerified,
+    mfa_enabled: mfaEnabled,
+    metadata: user.metadata,
   };
+}
+
+/** Which of these users hold a verified second factor, in one query for a whole page. */
+async function withFactors(em: EntityManager, userIds: string[]): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await em.execute<{ user_id: string }[]>(
+    `select distinct user_id from mfa_factors where status = 'Verified' and user_id in (${userIds.map(() => '?').join(', ')})`,
+    userIds,
+  );
+  return new Set(rows.map((r) => r.user_id));
 }
 
 /** Builds a user row (password hashed) without saving it; the caller persists it. */
@@ -39,6 +52,8 @@ export async function newUser(workspaceId: string, input: CreateUserInput): Prom
     lastSignInAt: null,
     failedLoginCount: 0,
     lockedUntil: null,
+    emailVerified: input.email_verified ?? false,
+    metadata: input.metadata ?? {},
   });
 }
 
@@ -64,7 +79,15 @@ export async function listUsers(em: EntityManager, query: ListUsersInput) {
     where.$or = [{ email: { $ilike: pattern } }, { name: { $ilike: pattern } }];
   }
   const [users, total] = await em.findAndCount(User, where, { orderBy: { id: 'desc' }, ...offsetOf(query) });
-  return toPage(users.map(toUserView), total, query);
+  const mfa = await withFactors(
+    em,
+    users.map((u) => u.id),
+  );
+  return toPage(
+    users.map((u) => toUserView(u, mfa.has(u.id))),
+    total,
+    query,
+  );
 }
 
 /** An id of another workspace, or one that is not a user id at all, is NOT_FOUND. */
@@ -74,10 +97,14 @@ export async function findUser(em: EntityManager, id: string): Promise<User> {
   return user;
 }
 
+/** The columns `userRowToView` reads, for statements that answer a user (`users` must be the table's name or alias). */
+export const USER_COLUMNS = `users.id, users.email, users.name, users.status, users.created_at, users.updated_at, users.last_sign_in_at,
+  users.email_verified, users.metadata,
+  exists (select 1 from mfa_factors f where f.user_id = users.id and f.status = 'Verified') as mfa_enabled`;
+
 const USER_BY_ID: Statement = {
   name: 'users_get',
-  text: `select id, email, name, status, created_at, updated_at, last_sign_in_at
-           from users where id = $1 and workspace_id = $2`,
+  text: `select ${USER_COLUMNS} from users where id = $1 and workspace_id = $2`,
 };
 
 export interface UserRow {
@@ -88,6 +115,9 @@ export interface UserRow {
   created_at: Date | string;
   updated_at: Date | string;
   last_sign_in_at: Date | string | null;
+  email_verified: boolean;
+  mfa_enabled: boolean;
+  metadata: Record<string, unknown>;
 }
 
 /** The ORM's driver hands timestamps back as strings; either way, ISO 8601 UTC out. */
@@ -112,6 +142,9 @@ export function userRowToView(row: UserRow): UserView {
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     last_sign_in_at: row.last_sign_in_at === null ? null : iso(row.last_sign_in_at),
+    email_verified: row.email_verified,
+    mfa_enabled: row.mfa_enabled,
+    metadata: row.metadata,
   };
 }
 
@@ -132,12 +165,20 @@ export async function updateUser(scope: AuditScope, input: UpdateUserInput, now:
     user.status = 'deactivated';
     changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_deactivated');
   }
+  if (input.email_verified !== undefined && input.email_verified !== user.emailVerified) {
+    user.emailVerified = input.email_verified;
+    changes.email_verified = input.email_verified;
+  }
+  if (input.metadata !== undefined) {
+    user.metadata = input.metadata;
+    changes.metadata = true;
+  }
   if (Object.keys(changes).length > 0) {
     user.updatedAt = now;
     recordAudit(scope, { eventType: 'user.update', target: { type: 'user', id: user.id }, details: changes });
   }
   await scope.em.flush();
-  return toUserView(user);
+  return toUserView(user, (await withFactors(scope.em, [user.id])).has(user.id));
 }
 
 /** Deletes a user and, with them, their sessions, factors and role assignments. Never the last owner. */

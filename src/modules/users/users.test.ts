@@ -235,3 +235,41 @@ describe('deleting and deactivating users', () => {
     expect((await call(app, 'DELETE', `/api/v1/users/${other.owner.id}`, { token: ws.apiKey })).status).toBe(404);
   });
 });
+
+describe('user profile fields and mass assignment', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  it('keeps email_verified and metadata, shows mfa_enabled, and refuses privileged or unknown fields', async () => {
+    const created = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: uniqueEmail('profile'), password: 'profile passphrase', metadata: { plan: 'pro', seats: 3 } },
+    });
+    expect(created.body.data).toMatchObject({ email_verified: false, mfa_enabled: false, metadata: { plan: 'pro', seats: 3 } });
+    const id = created.body.data.id;
+    const patched = await call(app, 'PATCH', `/api/v1/users/${id}`, {
+      token: ws.apiKey,
+      body: { email_verified: true, metadata: { plan: 'team' } },
+    });
+    expect(patched.body.data).toMatchObject({ email_verified: true, metadata: { plan: 'team' } });
+    for (const body of [
+      { workspace_id: 'wsp_x' },
+      { password_hash: 'x' },
+      { id: 'usr_other', role: 'owner' },
+      { metadata: 'not an object' },
+      { status: 'locked' },
+    ]) {
+      const res = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    const huge = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { metadata: { blob: 'x'.repeat(20_000) } } });
+    expect(huge.status).toBe(400);
+    const listed = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(created.body.data.email)}`, { token: ws.apiKey });
+    expect(listed.body.data[0]).toMatchObject({ email_verified: true, mfa_enabled: false });
+  });
+});
