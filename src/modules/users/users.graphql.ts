@@ -22,6 +22,8 @@ export const UserRef = builder.objectRef<UserView>('User').implement({
     createdAt: t.exposeString('created_at'),
     updatedAt: t.exposeString('updated_at'),
     lastSignInAt: t.exposeString('last_sign_in_at', { nullable: true }),
+    emailVerified: t.exposeBoolean('email_verified'),
+    mfaEnabled: t.exposeBoolean('mfa_enabled'),
   }),
 });
 
