@@ -4,7 +4,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { runStatement, runStatementIn, type Statement } from '../../core/sql.ts';
-import { USER_COLUMNS, userRowToView, type UserRow } from '../users/users.service.ts';
+import { USER_COLUMNS, userRowToView, type UserRow } from '../users/user-row.ts';
 import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
 import { Session } from './session.entity.ts';

@@ -7,7 +7,8 @@ import { likePattern, offsetOf, toPage } from '../../core/pagination.ts';
 import { hashPassword } from '../../core/passwords.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
-import { User, type UserStatus } from './user.entity.ts';
+import { User } from './user.entity.ts';
+import { USER_COLUMNS, userRowToView, type UserRow } from './user-row.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
 import { keepAnOwner } from '../roles/owners.ts';
@@ -97,55 +98,16 @@ export async function findUser(em: EntityManager, id: string): Promise<User> {
   return user;
 }
 
-/** The columns `userRowToView` reads, for statements that answer a user (`users` must be the table's name or alias). */
-export const USER_COLUMNS = `users.id, users.email, users.name, users.status, users.created_at, users.updated_at, users.last_sign_in_at,
-  users.email_verified, users.metadata,
-  exists (select 1 from mfa_factors f where f.user_id = users.id and f.status = 'Verified') as mfa_enabled`;
-
 const USER_BY_ID: Statement = {
   name: 'users_get',
   text: `select ${USER_COLUMNS} from users where id = $1 and workspace_id = $2`,
 };
-
-export interface UserRow {
-  id: string;
-  email: string;
-  name: string | null;
-  status: UserStatus;
-  created_at: Date | string;
-  updated_at: Date | string;
-  last_sign_in_at: Date | string | null;
-  email_verified: boolean;
-  mfa_enabled: boolean;
-  metadata: Record<string, unknown>;
-}
-
-/** The ORM's driver hands timestamps back as strings; either way, ISO 8601 UTC out. */
-function iso(value: Date | string): string {
-  return new Date(value).toISOString();
-}
 
 /** The most frequent read of the API, so a prepared statement rather than an ORM find (core/sql.ts). */
 export async function getUser(orm: MikroORM, workspaceId: string, id: string): Promise<UserView> {
   const [row] = isId('usr', id) ? await runStatement<UserRow>(orm, USER_BY_ID, [id, workspaceId]) : [];
   if (!row) throw new AppError('NOT_FOUND', 'No such user');
   return userRowToView(row);
-}
-
-/** A users row read by a prepared statement, as the API shows it. */
-export function userRowToView(row: UserRow): UserView {
-  return {
-    id: row.id,
-    email: row.email,
-    name: row.name,
-    status: row.status,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-    last_sign_in_at: row.last_sign_in_at === null ? null : iso(row.last_sign_in_at),
-    email_verified: row.email_verified,
-    mfa_enabled: row.mfa_enabled,
-    metadata: row.metadata,
-  };
 }
 
 export async function updateUser(scope: AuditScope, input: UpdateUserInput, now: Date): Promise<UserView> {
