@@ -9,7 +9,7 @@ import { hashPassword } from '../src/core/passwords.ts';
 import { BENCH_PASSWORD, seed } from './seed.ts';
 
 /**
- * `npm run bench`: seeds a workspace (10,000 users, refresh tokens), starts the real server in its
+ * `npm run bench`: seeds a workspace (100,000 users, refresh tokens), starts the real server in its
  * own process (on DATABASE_URL/REDIS_URL when set, embedded otherwise), loads it with autocannon from
  * this process and writes bench/results.md. Each request comes from another X-Forwarded-For address
  * (TRUST_PROXY=loopback), as real traffic would, so per-IP limits are exercised but not hit.
@@ -19,7 +19,7 @@ import { BENCH_PASSWORD, seed } from './seed.ts';
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ONLY = process.env.BENCH_ONLY?.split(',');
-const USERS = 10_000;
+const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const REFRESH_TOKENS = Number(process.env.BENCH_REFRESH_TOKENS ?? 60_000);
 const PORT_APP = 3901;
 const PORT_BARE = 3902;
@@ -62,7 +62,7 @@ function nextIp(): string {
   return `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter & 255}`;
 }
 
-type RequestShape = { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string };
+type RequestShape = { method?: 'GET' | 'POST'; path?: string; headers?: Record<string, string>; body?: string };
 
 async function load(name: string, url: string, next: () => RequestShape, ceiling?: string): Promise<Row> {
   const options = {
@@ -76,6 +76,7 @@ async function load(name: string, url: string, next: () => RequestShape, ceiling
           return {
             ...req,
             method: shape.method ?? 'GET',
+            ...(shape.path ? { path: shape.path } : {}),
             headers: { ...shape.headers, 'x-forwarded-for': nextIp(), ...(shape.body ? { 'content-type': 'application/json' } : {}) },
             ...(shape.body ? { body: shape.body } : {}),
           };
@@ -192,6 +193,17 @@ async function main(): Promise<void> {
           `GET /api/v1/users?per_page=20 (${USERS} users)`,
           `${base}/api/v1/users?per_page=20`,
           () => ({ headers: key }),
+          'bare Express 5',
+        ),
+      );
+    }
+    if (wanted('search')) {
+      let i = 0;
+      rows.push(
+        await load(
+          `GET /api/v1/users?q=…&per_page=20 (${USERS} users)`,
+          `${base}/api/v1/users`,
+          () => ({ headers: key, path: `/api/v1/users?per_page=20&q=user${(i++ * 7919) % USERS}%40` }),
           'bare Express 5',
         ),
       );
