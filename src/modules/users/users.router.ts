@@ -11,7 +11,7 @@ export const usersRouter = router({
     .meta({ openapi: { method: 'GET', path: '/api/v1/users', tags: ['users'], summary: 'List users', protect: true } })
     .input(listUsersInput)
     .output(userPage)
-    .query(({ ctx, input }) => listUsers(ctx.em, input)),
+    .query(({ ctx, input }) => listUsers(ctx.deps.orm, ctx.workspaceId, input)),
 
   create: managementProcedure('users:write')
     .meta({

@@ -72,23 +72,38 @@ export async function createUser(scope: AuditScope, input: CreateUserInput): Pro
   return toUserView(user);
 }
 
-export async function listUsers(em: EntityManager, query: ListUsersInput) {
-  const where: Record<string, unknown> = {};
-  if (query.status) where.status = query.status;
-  if (query.q) {
-    const pattern = likePattern(query.q);
-    where.$or = [{ email: { $ilike: pattern } }, { name: { $ilike: pattern } }];
-  }
-  const [users, total] = await em.findAndCount(User, where, { orderBy: { id: 'desc' }, ...offsetOf(query) });
-  const mfa = await withFactors(
-    em,
-    users.map((u) => u.id),
-  );
-  return toPage(
-    users.map((u) => toUserView(u, mfa.has(u.id))),
-    total,
-    query,
-  );
+/*
+ * The user list is the dashboard's main screen, so it is prepared statements (core/sql.ts): one
+ * variant per filter combination, so each keeps a plan fitted to it (the trigram indexes for `q`).
+ */
+function listStatements(withQ: boolean, withStatus: boolean): { page: Statement; count: Statement } {
+  const filters = ['users.workspace_id = $1'];
+  if (withStatus) filters.push('users.status = $2');
+  if (withQ) filters.push(`(users.email ilike $${withStatus ? 3 : 2} or users.name ilike $${withStatus ? 3 : 2})`);
+  const where = filters.join(' and ');
+  const n = filters.length;
+  const name = `users_list${withQ ? '_q' : ''}${withStatus ? '_status' : ''}`;
+  return {
+    page: { name, text: `select ${USER_COLUMNS} from users where ${where} order by users.id desc limit $${n + 1} offset $${n + 2}` },
+    count: { name: `${name}_count`, text: `select count(*)::int as total from users where ${where}` },
+  };
+}
+
+const LIST_STATEMENTS = new Map(
+  [false, true].flatMap((q) => [false, true].map((status) => [`${q}:${status}`, listStatements(q, status)] as const)),
+);
+
+export async function listUsers(orm: MikroORM, workspaceId: string, query: ListUsersInput) {
+  const statements = LIST_STATEMENTS.get(`${!!query.q}:${!!query.status}`) as { page: Statement; count: Statement };
+  const params: unknown[] = [workspaceId];
+  if (query.status) params.push(query.status);
+  if (query.q) params.push(likePattern(query.q));
+  const { limit, offset } = offsetOf(query);
+  const [rows, [count]] = await Promise.all([
+    runStatement<UserRow>(orm, statements.page, [...params, limit, offset]),
+    runStatement<{ total: number }>(orm, statements.count, params),
+  ]);
+  return toPage(rows.map(userRowToView), count?.total ?? 0, query);
 }
 
 /** An id of another workspace, or one that is not a user id at all, is NOT_FOUND. */
