@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { recordAudit } from '../../core/audit.ts';
 import { auditScope } from '../../core/audit-scope.ts';
 import { originOf } from '../../core/context.ts';
 import {
@@ -24,7 +23,7 @@ import {
 } from './auth.schema.ts';
 import { challengeOutput } from '../mfa/mfa.schema.ts';
 import { changePassword, FORGOT_MESSAGE, forgotPassword, resetPassword } from './password.service.ts';
-import { endOwnSession, endSession, endUserSessions, listSessions, refreshSession } from './sessions.service.ts';
+import { listSessions, logout, refreshSession, revokeAllSessions, revokeOwnSession } from './sessions.service.ts';
 import { signIn } from './sign-in.ts';
 
 const noInput = z.strictObject({}).prefault({});
@@ -61,11 +60,7 @@ export const authRouter = router({
     })
     .input(noInput)
     .output(endedOutput)
-    .mutation(async ({ ctx }) => {
-      const ended = await endSession(ctx.em, ctx.sessionId, ctx.deps.clock.now(), 'logout');
-      recordAudit(auditScope(ctx), { eventType: 'auth.logout', target: { type: 'session', id: ctx.sessionId } });
-      return { ended_sessions: ended ? 1 : 0 };
-    }),
+    .mutation(({ ctx }) => logout(auditScope(ctx), ctx.sessionId, ctx.deps.clock.now())),
 
   revokeAllSessions: userProcedure
     .meta({
@@ -79,15 +74,7 @@ export const authRouter = router({
     })
     .input(noInput)
     .output(endedOutput)
-    .mutation(async ({ ctx }) => {
-      const ended = await endUserSessions(ctx.em, ctx.userId, ctx.deps.clock.now(), 'revoke_all');
-      recordAudit(auditScope(ctx), {
-        eventType: 'auth.sessions_revoke_all',
-        target: { type: 'user', id: ctx.userId },
-        details: { ended_sessions: ended },
-      });
-      return { ended_sessions: ended };
-    }),
+    .mutation(({ ctx }) => revokeAllSessions(auditScope(ctx), ctx.userId, ctx.deps.clock.now())),
 
   forgotPassword: publicTenantProcedure('password')
     .meta({
@@ -153,9 +140,5 @@ export const authRouter = router({
     })
     .input(sessionIdInput)
     .output(z.object({ id: z.string(), deleted: z.literal(true) }))
-    .mutation(async ({ ctx, input }) => {
-      await endOwnSession(ctx.em, ctx.userId, input.id, ctx.deps.clock.now());
-      recordAudit(auditScope(ctx), { eventType: 'auth.session_revoke', target: { type: 'session', id: input.id } });
-      return { id: input.id, deleted: true as const };
-    }),
+    .mutation(({ ctx, input }) => revokeOwnSession(auditScope(ctx), ctx.userId, input.id, ctx.deps.clock.now())),
 });

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
@@ -227,4 +228,23 @@ export async function endOwnSession(em: EntityManager, userId: string, sessionId
   const session = isId('ses', sessionId) ? await em.findOne(Session, { id: sessionId, userId, endedAt: null }) : null;
   if (!session) throw new AppError('NOT_FOUND', 'No such session');
   await endSession(em, session.id, now, 'revoked');
+}
+
+/** The caller's actions on their own sessions, each with its audit row. */
+export async function logout(scope: AuditScope, sessionId: string, now: Date) {
+  const ended = await endSession(scope.em, sessionId, now, 'logout');
+  recordAudit(scope, { eventType: 'auth.logout', target: { type: 'session', id: sessionId } });
+  return { ended_sessions: ended ? 1 : 0 };
+}
+
+export async function revokeAllSessions(scope: AuditScope, userId: string, now: Date) {
+  const ended = await endUserSessions(scope.em, userId, now, 'revoke_all');
+  recordAudit(scope, { eventType: 'auth.sessions_revoke_all', target: { type: 'user', id: userId }, details: { ended_sessions: ended } });
+  return { ended_sessions: ended };
+}
+
+export async function revokeOwnSession(scope: AuditScope, userId: string, sessionId: string, now: Date) {
+  await endOwnSession(scope.em, userId, sessionId, now);
+  recordAudit(scope, { eventType: 'auth.session_revoke', target: { type: 'session', id: sessionId } });
+  return { id: sessionId, deleted: true as const };
 }

@@ -44,6 +44,14 @@ describe('sessions: logout, revoke-all, listing, and who may call what', () => {
     expect(res.body.data.ended_sessions).toBeGreaterThanOrEqual(2);
     expect((await sessions(a.accessToken)).status).toBe(401);
     expect((await sessions(b.accessToken)).status).toBe(401);
+    const em = app.deps.orm.em.fork();
+    const audited = await em.find(
+      AuditEvent,
+      { eventType: 'auth.sessions_revoke_all', requestId: res.headers.get('x-request-id') as string },
+      { filters: { tenant: { workspaceId: ws.id } } },
+    );
+    expect(audited).toHaveLength(1);
+    expect(audited[0]?.details).toEqual({ ended_sessions: res.body.data.ended_sessions });
   });
 
   it('lists live sessions and revokes one; another user’s session is 404', async () => {
