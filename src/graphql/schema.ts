@@ -2,6 +2,8 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import { builder } from './builder.ts';
 import '../modules/auth/auth.graphql.ts';
 import '../modules/users/users.graphql.ts';
+import '../modules/roles/roles.graphql.ts';
+import '../modules/groups/groups.graphql.ts';
 
 /** The admin schema: every module's `*.graphql.ts` registers its types on the builder above. */
 export const graphqlSchema: GraphQLSchema = builder.toSchema();

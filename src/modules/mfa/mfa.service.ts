@@ -167,11 +167,6 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
 }
 
 /** What an admin may know of a user's second factor: how many verified, of which kinds. Never secrets. */
-export async function factorSummary(em: EntityManager, userId: string): Promise<{ verified: number; kinds: 'totp'[] }> {
-  const factors = await em.find(MfaFactor, { userId, status: 'Verified' }, { fields: ['kind'] });
-  return { verified: factors.length, kinds: [...new Set(factors.map((f) => f.kind))] };
-}
-
 /**
  * `POST /auth/mfa/verify`: the challenge its token names, counted against its user's limit (5 per
  * 5 minutes, across tokens and addresses, malformed codes included), answered, and a session.

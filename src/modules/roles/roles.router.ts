@@ -10,10 +10,11 @@ import {
   listRolesInput,
   revokeInput,
   roleIdInput,
+  roleIdsInput,
   roleOutput,
   rolePage,
 } from './roles.schema.ts';
-import { assignRole, createRole, deleteRole, listRoles, revokeRole, userRoles } from './roles.service.ts';
+import { assignRole, createRole, deleteRole, listRoles, revokeRole, roleMemberCounts, userRoles } from './roles.service.ts';
 
 const tags = ['roles'];
 
@@ -23,6 +24,12 @@ export const rolesRouter = router({
     .input(listRolesInput)
     .output(rolePage)
     .query(({ ctx, input }) => listRoles(ctx.em, input)),
+
+  /** GraphQL only: how many users hold each role now (expired assignments not counted), for the reports' dataloader. */
+  memberCounts: managementProcedure('roles:read')
+    .input(roleIdsInput)
+    .output(z.array(z.object({ role_id: z.string(), members: z.number().int() })))
+    .query(({ ctx, input }) => roleMemberCounts(ctx.em, ctx.workspaceId, input.ids, ctx.deps.clock.now())),
 
   create: managementProcedure('roles:write')
     .meta({ openapi: { method: 'POST', path: '/api/v1/roles', tags, summary: 'Create a custom role', protect: true }, successStatus: 201 })

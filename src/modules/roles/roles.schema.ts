@@ -32,6 +32,7 @@ export const createRoleInput = z.strictObject({
 export type CreateRoleInput = z.infer<typeof createRoleInput>;
 
 export const roleIdInput = z.object({ id: z.string().max(100) });
+export const roleIdsInput = z.object({ ids: z.array(z.string().max(100)).min(1).max(100) });
 
 export const assignInput = z.strictObject({
   user_id: z.string().max(100),

@@ -36,6 +36,18 @@ export async function listRoles(em: EntityManager, query: PageQuery) {
   return toPage(roles.map(toRoleView), total, query);
 }
 
+/** Live holders per role, in one statement for a page of roles; ids of no role of this workspace count 0. */
+export async function roleMemberCounts(em: EntityManager, workspaceId: string, roleIds: string[], now: Date) {
+  const ids = [...new Set(roleIds)];
+  const rows = await em.execute<{ role_id: string; members: number }[]>(
+    `select role_id, count(*)::int as members from role_assignments
+      where workspace_id = ? and role_id in (?) and (expires_at is null or expires_at > ?) group by role_id`,
+    [workspaceId, ids, now],
+  );
+  const counts = new Map(rows.map((row) => [row.role_id, row.members]));
+  return ids.map((id) => ({ role_id: id, members: counts.get(id) ?? 0 }));
+}
+
 async function findRole(em: EntityManager, id: string): Promise<Role> {
   const role = isId('rol', id) ? await em.findOne(Role, { id }) : null;
   if (!role) throw new AppError('NOT_FOUND', 'No such role');

@@ -1,4 +1,7 @@
 import { builder, PageMetaRef } from '../../graphql/builder.ts';
+import { defineLoader } from '../../graphql/loaders.ts';
+import { RoleRef } from '../roles/roles.graphql.ts';
+import type { UserRelationsView } from './user-relations.ts';
 import { USER_STATUSES } from './user.entity.ts';
 import type { UserView } from './users.schema.ts';
 
@@ -12,9 +15,33 @@ const MfaSummaryRef = builder.objectRef<{ verified: number; kinds: string[] }>('
   }),
 });
 
+/** One batch call per page of users for their roles, groups and factors (no N+1). */
+const relations = defineLoader(
+  (ctx, ids: readonly string[]) => ctx.caller.users.relations({ ids: [...ids] }),
+  (row) => row.user_id,
+);
+
+const UserRoleRef = builder.objectRef<UserRelationsView['roles'][number]>('UserRole').implement({
+  description: 'A role the user holds now, and until when.',
+  fields: (t) => ({
+    role: t.field({ type: RoleRef, resolve: (held) => held.role }),
+    expiresAt: t.exposeString('expires_at', { nullable: true }),
+  }),
+});
+
+const UserGroupRef = builder.objectRef<UserRelationsView['groups'][number]>('UserGroup').implement({
+  description: 'A group the user is a member of.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+  }),
+});
+
 export const UserRef = builder.objectRef<UserView>('User').implement({
   fields: (t) => ({
-    mfa: t.field({ type: MfaSummaryRef, resolve: (user, _args, ctx) => ctx.caller.users.mfaSummary({ id: user.id }) }),
+    mfa: t.field({ type: MfaSummaryRef, resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).mfa }),
+    roles: t.field({ type: [UserRoleRef], resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).roles }),
+    groups: t.field({ type: [UserGroupRef], resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).groups }),
     id: t.exposeID('id'),
     email: t.exposeString('email'),
     name: t.exposeString('name', { nullable: true }),

@@ -1,10 +1,9 @@
 import { auditScope } from '../../core/audit-scope.ts';
 import { managementProcedure, router } from '../../core/trpc.ts';
 import { createUserInput, listUsersInput, updateUserInput, userIdInput, userOutput, userPage } from './users.schema.ts';
-import { z } from 'zod';
-import { factorSummary } from '../mfa/mfa.service.ts';
+import { userRelations, userRelationsInput, userRelationsOutput } from './user-relations.ts';
 import { deletedOutput } from '../../core/pagination.ts';
-import { createUser, deleteUser, findUser, getUser, listUsers, updateUser } from './users.service.ts';
+import { createUser, deleteUser, getUser, listUsers, updateUser } from './users.service.ts';
 
 export const usersRouter = router({
   list: managementProcedure('users:read')
@@ -28,14 +27,11 @@ export const usersRouter = router({
     .output(userOutput)
     .query(({ ctx, input }) => getUser(ctx.deps.orm, ctx.workspaceId, input.id)),
 
-  /** GraphQL only: the admin's view of a user's second factor. */
-  mfaSummary: managementProcedure('users:read')
-    .input(userIdInput)
-    .output(z.object({ verified: z.number().int(), kinds: z.array(z.literal('totp')) }))
-    .query(async ({ ctx, input }) => {
-      const user = await findUser(ctx.em, input.id);
-      return factorSummary(ctx.em, user.id);
-    }),
+  /** GraphQL only: roles, groups and factor counts of a page of users, for the reports' dataloader. */
+  relations: managementProcedure('users:read')
+    .input(userRelationsInput)
+    .output(userRelationsOutput)
+    .query(({ ctx, input }) => userRelations(ctx.em, ctx.workspaceId, input.ids, ctx.deps.clock.now())),
 
   update: managementProcedure('users:write')
     .meta({
