@@ -75,17 +75,29 @@ export async function createUser(scope: AuditScope, input: CreateUserInput): Pro
 /*
  * The user list is the dashboard's main screen, so it is prepared statements (core/sql.ts): one
  * variant per filter combination, so each keeps a plan fitted to it (the trigram indexes for `q`).
+ * A search reads its matches once: the page and, by a window count over the same matches, the total.
+ * Without `q` the matches can be the whole workspace, so the page (an index range) and an index-only
+ * count run side by side instead.
  */
-function listStatements(withQ: boolean, withStatus: boolean): { page: Statement; count: Statement } {
+interface ListStatements {
+  page: Statement;
+  count: Statement;
+  /** The page's rows carry `total` (a window count): no separate count unless the page is empty. */
+  countsInPage: boolean;
+}
+
+function listStatements(withQ: boolean, withStatus: boolean): ListStatements {
   const filters = ['users.workspace_id = $1'];
   if (withStatus) filters.push('users.status = $2');
   if (withQ) filters.push(`(users.email ilike $${withStatus ? 3 : 2} or users.name ilike $${withStatus ? 3 : 2})`);
   const where = filters.join(' and ');
   const n = filters.length;
   const name = `users_list${withQ ? '_q' : ''}${withStatus ? '_status' : ''}`;
+  const columns = withQ ? `${USER_COLUMNS}, count(*) over ()::int as total` : USER_COLUMNS;
   return {
-    page: { name, text: `select ${USER_COLUMNS} from users where ${where} order by users.id desc limit $${n + 1} offset $${n + 2}` },
+    page: { name, text: `select ${columns} from users where ${where} order by users.id desc limit $${n + 1} offset $${n + 2}` },
     count: { name: `${name}_count`, text: `select count(*)::int as total from users where ${where}` },
+    countsInPage: withQ,
   };
 }
 
@@ -93,17 +105,27 @@ const LIST_STATEMENTS = new Map(
   [false, true].flatMap((q) => [false, true].map((status) => [`${q}:${status}`, listStatements(q, status)] as const)),
 );
 
+async function countUsers(orm: MikroORM, statement: Statement, params: unknown[]): Promise<number> {
+  const [row] = await runStatement<{ total: number }>(orm, statement, params);
+  return row?.total ?? 0;
+}
+
 export async function listUsers(orm: MikroORM, workspaceId: string, query: ListUsersInput) {
-  const statements = LIST_STATEMENTS.get(`${!!query.q}:${!!query.status}`) as { page: Statement; count: Statement };
+  const statements = LIST_STATEMENTS.get(`${!!query.q}:${!!query.status}`) as ListStatements;
   const params: unknown[] = [workspaceId];
   if (query.status) params.push(query.status);
   if (query.q) params.push(likePattern(query.q));
   const { limit, offset } = offsetOf(query);
-  const [rows, [count]] = await Promise.all([
+  if (statements.countsInPage) {
+    const rows = await runStatement<UserRow & { total: number }>(orm, statements.page, [...params, limit, offset]);
+    const total = rows[0]?.total ?? (offset > 0 ? await countUsers(orm, statements.count, params) : 0);
+    return toPage(rows.map(userRowToView), total, query);
+  }
+  const [rows, total] = await Promise.all([
     runStatement<UserRow>(orm, statements.page, [...params, limit, offset]),
-    runStatement<{ total: number }>(orm, statements.count, params),
+    countUsers(orm, statements.count, params),
   ]);
-  return toPage(rows.map(userRowToView), count?.total ?? 0, query);
+  return toPage(rows.map(userRowToView), total, query);
 }
 
 /** An id of another workspace, or one that is not a user id at all, is NOT_FOUND. */

@@ -141,6 +141,21 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
       expect(locked.body.meta.total).toBe(0);
     });
 
+    it('pages through search results with the total of all matches, also past the last page', async () => {
+      const second = await call(app, 'GET', '/api/v1/users?q=person0&per_page=4&page=2', { token: listWs.apiKey });
+      expect(second.body.meta).toEqual({ total: 10, page: 2, per_page: 4 });
+      expect(second.body.data.map((u: { email: string }) => u.email)).toEqual([
+        'person05@list.test',
+        'person04@list.test',
+        'person03@list.test',
+        'person02@list.test',
+      ]);
+      const beyond = await call(app, 'GET', '/api/v1/users?q=person0&per_page=4&page=4', { token: listWs.apiKey });
+      expect(beyond.body).toEqual({ data: [], meta: { total: 10, page: 4, per_page: 4 } });
+      const none = await call(app, 'GET', '/api/v1/users?q=nobody-matches&status=active', { token: listWs.apiKey });
+      expect(none.body).toEqual({ data: [], meta: { total: 0, page: 1, per_page: 20 } });
+    });
+
     it('never shows another workspace’s users', async () => {
       const res = await call(app, 'GET', '/api/v1/users?q=list.test', { token: ws.apiKey });
       expect(res.body.meta.total).toBe(0);
