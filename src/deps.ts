@@ -26,9 +26,20 @@ export async function createDeps(input: {
   await keys.ensureActiveKey();
   const mailer = new EmailDispatcher(orm, log, config.SMTP_URL, config.MAIL_FROM);
   mailer.start();
-  return { config, orm, log, redis, clock, box, keys, mailer, rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX) };
+  return {
+    config,
+    orm,
+    log,
+    redis,
+    clock,
+    box,
+    keys,
+    mailer,
+    rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX, (error) => log.warn('rate-limit flush failed', { error })),
+  };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.mailer.stop();
+  await deps.rateLimits.close();
 }

@@ -157,6 +157,40 @@ describe('global rate limit', () => {
   });
 });
 
+/** Two instances on one Redis: the global limit's batched counts add up across both. */
+(process.env.REDIS_URL ? describe : () => undefined)('global rate limit across instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    const shared = { RATE_LIMIT_PREFIX: `test:shared:${Date.now()}` };
+    a = await startTestApp(shared);
+    b = await startTestApp(shared);
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  const burst = async (app: TestApp, n: number) => {
+    const statuses = await Promise.all(
+      Array.from({ length: n }, () => call(app, 'GET', '/api/v1/nope', { headers: { 'x-forwarded-for': '203.0.113.77' } })),
+    );
+    return statuses.map((r) => r.status);
+  };
+
+  it('refuses the 1,001st call of a minute whichever instance it reaches, once the counts are shared', async () => {
+    expect(new Set(await burst(a, 600))).toEqual(new Set([404]));
+    await a.deps.rateLimits.flush();
+    expect(new Set(await burst(b, 400))).toEqual(new Set([404]));
+    await b.deps.rateLimits.flush();
+    expect(await burst(b, 1)).toEqual([429]);
+    // A last read the shared total before B's calls: it learns them at its next flush, then refuses too.
+    await burst(a, 1);
+    await a.deps.rateLimits.flush();
+    expect(await burst(a, 1)).toEqual([429]);
+  });
+});
+
 describe('server-side failure', () => {
   let app: TestApp;
   let ws: TestWorkspace;

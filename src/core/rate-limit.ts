@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { BatchedWindowLimiter } from './batched-limit.ts';
 import { AppError } from './errors.ts';
 
 /** The spec's limits, by name. Windows are in seconds. */
@@ -24,15 +25,21 @@ export interface LimitDecision {
 
 export interface RateLimits {
   consume(name: LimitName, key: string): Promise<LimitDecision>;
+  /** Pushes the locally batched global counts to the shared store now (tests; shutdown). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /**
  * Counters live in Redis when it is configured, so every instance shares them; otherwise in process.
  * If Redis fails, an in-process limiter takes over rather than letting requests through unlimited.
+ * The global limit, checked on every request, is counted locally and shared in batches (batched-limit.ts).
  */
-export function createRateLimits(redis: Redis | null, prefix: string): RateLimits {
+export function createRateLimits(redis: Redis | null, prefix: string, onError: (error: unknown) => void): RateLimits {
+  const global = new BatchedWindowLimiter(redis, `${prefix}:global`, LIMITS.global.points, LIMITS.global.duration * 1000, onError);
   const limiters = new Map<LimitName, RateLimiterAbstract>();
   for (const [name, { points, duration }] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
+    if (name === 'global') continue;
     const keyPrefix = `${prefix}:${name}`;
     const memory = new RateLimiterMemory({ keyPrefix, points, duration });
     limiters.set(
@@ -41,7 +48,10 @@ export function createRateLimits(redis: Redis | null, prefix: string): RateLimit
     );
   }
   return {
+    flush: () => global.flush(),
+    close: () => global.close(),
     async consume(name, key) {
+      if (name === 'global') return global.consume(key);
       const limiter = limiters.get(name) as RateLimiterAbstract;
       const limit = LIMITS[name].points;
       try {

@@ -1,0 +1,41 @@
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BatchedWindowLimiter } from './batched-limit.ts';
+
+describe('BatchedWindowLimiter', () => {
+  const limiters: BatchedWindowLimiter[] = [];
+  afterEach(async () => {
+    await Promise.all(limiters.splice(0).map((l) => l.close()));
+  });
+
+  function limiter(redis: Redis | null, now: () => number, errors: unknown[] = []) {
+    const created = new BatchedWindowLimiter(redis, 'test:batched', 3, 60_000, (e) => errors.push(e), 60_000, now);
+    limiters.push(created);
+    return created;
+  }
+
+  it('admits the limit per key and window, then refuses with the seconds left in the window', () => {
+    let now = 60_000 * 1000 + 15_000;
+    const l = limiter(null, () => now);
+    expect([1, 2, 3].map(() => l.consume('ip').allowed)).toEqual([true, true, true]);
+    expect(l.consume('ip')).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 45 });
+    expect(l.consume('other ip').remaining).toBe(2);
+    now += 45_000;
+    expect(l.consume('ip')).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
+  it('keeps limiting on its own count when Redis is unreachable: never unlimited', async () => {
+    const dead = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    dead.on('error', () => undefined);
+    const errors: unknown[] = [];
+    const l = limiter(dead, () => 5_000, errors);
+    l.consume('ip');
+    l.consume('ip');
+    await l.flush();
+    l.consume('ip');
+    expect(l.consume('ip').allowed).toBe(false);
+    await l.flush();
+    expect(l.consume('ip').allowed).toBe(false);
+    dead.disconnect();
+  });
+});
