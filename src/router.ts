@@ -4,6 +4,8 @@ import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
+import { organizationsRouter } from './modules/organizations/organizations.router.ts';
+import { idpAttributesRouter } from './modules/idp-attributes/idp-attributes.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
@@ -18,6 +20,8 @@ export const appRouter = router({
   roles: rolesRouter,
   groups: groupsRouter,
   invitations: invitationsRouter,
+  organizations: organizationsRouter,
+  idpAttributes: idpAttributesRouter,
 });
 
 export type AppRouter = typeof appRouter;

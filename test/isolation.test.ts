@@ -36,6 +36,12 @@ describe('tenant isolation matrix', () => {
       await call(app, 'POST', '/api/v1/invitations', { token: a.apiKey, body: { email: uniqueEmail('inv') } })
     ).body.data.id;
     ids['api-keys'] = (await call(app, 'POST', '/api/v1/api-keys', { token: a.apiKey, body: { name: 'A key' } })).body.data.id;
+    ids.organizations = (
+      await call(app, 'POST', '/api/v1/organizations', { token: a.apiKey, body: { name: 'A org', domains: ['a-only.example'] } })
+    ).body.data.id;
+    ids['idp-attributes'] = (
+      await call(app, 'POST', '/api/v1/idp-attributes', { token: a.apiKey, body: { key: 'a_only', name: 'A only' } })
+    ).body.data.key;
   });
   afterAll(() => app.close());
 
@@ -52,11 +58,16 @@ describe('tenant isolation matrix', () => {
     '%s %s with another workspace’s ids is 404 for its owner and API key',
     async (method, path) => {
       const collection = /^\/api\/v1\/([a-z-]+)/.exec(path)?.[1] as string;
-      const url = path.replace('{id}', ids[collection] ?? 'missing').replace('{user_id}', ids.users as string);
+      const url = path
+        .replace('{id}', ids[collection] ?? 'missing')
+        .replace('{key}', ids[collection] ?? 'missing')
+        .replace('{user_id}', ids.users as string);
       // A body that would be valid in B, so only the foreign id can be the reason for the 404.
       const bodies: Record<string, object> = {
         'PATCH /api/v1/users/{id}': { name: 'Renamed' },
         'POST /api/v1/groups/{id}/members': { user_id: b.owner.id },
+        'PATCH /api/v1/organizations/{id}': { name: 'Renamed' },
+        'PATCH /api/v1/idp-attributes/{key}': { enabled: false },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {

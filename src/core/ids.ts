@@ -31,7 +31,14 @@ export type IdPrefix =
   | 'prt'
   | 'eml'
   | 'chl'
-  | 'gmb';
+  | 'gmb'
+  | 'odm'
+  | 'omb'
+  | 'sso'
+  | 'ptl'
+  | 'ida'
+  | 'spr'
+  | 'xsi';
 
 function encodeTime(ms: number): string {
   let out = '';

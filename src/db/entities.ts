@@ -6,6 +6,10 @@ import { OutboxEmailSchema } from '../modules/email/email.entity.ts';
 import { GroupMemberSchema, GroupSchema } from '../modules/groups/group.entity.ts';
 import { InvitationSchema } from '../modules/invitations/invitation.entity.ts';
 import { MfaChallengeSchema, MfaFactorSchema } from '../modules/mfa/mfa.entity.ts';
+import { IdpAttributeSchema } from '../modules/idp-attributes/idp-attribute.entity.ts';
+import { OrganizationDomainSchema, OrganizationMemberSchema, OrganizationSchema } from '../modules/organizations/organization.entity.ts';
+import { SsoConnectionSchema } from '../modules/sso/sso-connection.entity.ts';
+import { SocialProviderSchema } from '../modules/sso/social-provider.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
 import { WorkspaceSchema } from '../modules/workspaces/workspace.entity.ts';
@@ -28,4 +32,10 @@ export const entities = [
   GroupSchema,
   GroupMemberSchema,
   InvitationSchema,
+  OrganizationSchema,
+  OrganizationDomainSchema,
+  OrganizationMemberSchema,
+  SsoConnectionSchema,
+  IdpAttributeSchema,
+  SocialProviderSchema,
 ];

@@ -1,0 +1,145 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import { AppError } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
+import { IdpAttribute } from './idp-attribute.entity.ts';
+
+const SAML_CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
+
+/** Built-in attributes, the names identity providers commonly send them under, and whether they start on. */
+export const BUILTIN_ATTRIBUTES: Record<string, { name: string; aliases: string[]; enabled: boolean }> = {
+  email: { name: 'Email', aliases: ['email', 'mail', `${SAML_CLAIMS}/emailaddress`, 'urn:oid:0.9.2342.19200300.100.1.3'], enabled: true },
+  first_name: {
+    name: 'First name',
+    aliases: ['given_name', 'first_name', 'firstName', 'givenName', `${SAML_CLAIMS}/givenname`, 'urn:oid:2.5.4.42'],
+    enabled: true,
+  },
+  last_name: {
+    name: 'Last name',
+    aliases: ['family_name', 'last_name', 'lastName', 'surname', 'sn', `${SAML_CLAIMS}/surname`, 'urn:oid:2.5.4.4'],
+    enabled: true,
+  },
+  name: { name: 'Display name', aliases: ['name', 'displayName', `${SAML_CLAIMS}/name`], enabled: true },
+  groups: {
+    name: 'Groups',
+    aliases: ['groups', 'memberOf', 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups'],
+    enabled: true,
+  },
+  phone_number: { name: 'Phone number', aliases: ['phone_number', 'phone', 'telephoneNumber'], enabled: false },
+  locale: { name: 'Locale', aliases: ['locale'], enabled: false },
+  picture: { name: 'Picture', aliases: ['picture', 'avatar_url'], enabled: false },
+};
+
+export const idpAttributeOutput = z
+  .object({ key: z.string(), name: z.string(), builtin: z.boolean(), enabled: z.boolean(), claims: z.array(z.string()) })
+  .meta({ id: 'IdpAttribute' });
+export type IdpAttributeView = z.infer<typeof idpAttributeOutput>;
+export const idpAttributePage = pageOf(idpAttributeOutput);
+export const listIdpAttributesInput = z.object({ ...pageParams }).prefault({});
+
+export const createIdpAttributeInput = z.strictObject({
+  key: z.string().regex(/^[a-z][a-z0-9_]{1,49}$/, 'must be 2–50 lower-case letters, digits or _, starting with a letter'),
+  name: z.string().trim().min(1).max(100),
+  claim: z.string().trim().min(1).max(300).optional(),
+  enabled: z.boolean().default(true),
+});
+export const updateIdpAttributeInput = z.strictObject({
+  key: z.string().max(50),
+  enabled: z.boolean(),
+  name: z.string().trim().min(1).max(100).optional(),
+});
+
+async function allAttributes(em: EntityManager): Promise<IdpAttributeView[]> {
+  const rows = await em.find(IdpAttribute, {}, { orderBy: { createdAt: 'asc', key: 'asc' } });
+  const stored = new Map(rows.map((r) => [r.key, r]));
+  const builtins = Object.entries(BUILTIN_ATTRIBUTES).map(([key, b]) => ({
+    key,
+    name: stored.get(key)?.name ?? b.name,
+    builtin: true,
+    enabled: stored.get(key)?.enabled ?? b.enabled,
+    claims: b.aliases,
+  }));
+  const custom = rows
+    .filter((r) => !r.builtin)
+    .map((r) => ({ key: r.key, name: r.name, builtin: false, enabled: r.enabled, claims: [r.claim ?? r.key] }));
+  return [...builtins, ...custom];
+}
+
+export async function listIdpAttributes(em: EntityManager, query: PageQuery) {
+  const all = await allAttributes(em);
+  const start = (query.page - 1) * query.per_page;
+  return toPage(all.slice(start, start + query.per_page), all.length, query);
+}
+
+export async function createIdpAttribute(
+  scope: AuditScope,
+  input: z.infer<typeof createIdpAttributeInput>,
+  now: Date,
+): Promise<IdpAttributeView> {
+  if (input.key in BUILTIN_ATTRIBUTES || (await scope.em.count(IdpAttribute, { key: input.key }))) {
+    throw new AppError('CONFLICT', `An attribute with the key "${input.key}" already exists`);
+  }
+  const row = Object.assign(new IdpAttribute(), {
+    id: newId('ida'),
+    workspaceId: scope.workspaceId,
+    key: input.key,
+    name: input.name,
+    claim: input.claim ?? input.key,
+    builtin: false,
+    enabled: input.enabled,
+    createdAt: now,
+  });
+  scope.em.persist(row);
+  recordAudit(scope, { eventType: 'idp_attribute.create', target: { type: 'idp_attribute', id: row.key }, details: { claim: row.claim } });
+  return { key: row.key, name: row.name, builtin: false, enabled: row.enabled, claims: [row.claim as string] };
+}
+
+export async function updateIdpAttribute(
+  scope: AuditScope,
+  input: z.infer<typeof updateIdpAttributeInput>,
+  now: Date,
+): Promise<IdpAttributeView> {
+  const builtin = BUILTIN_ATTRIBUTES[input.key];
+  let row = await scope.em.findOne(IdpAttribute, { key: input.key });
+  if (!row && !builtin) throw new AppError('NOT_FOUND', 'No such attribute');
+  row ??= Object.assign(new IdpAttribute(), {
+    id: newId('ida'),
+    workspaceId: scope.workspaceId,
+    key: input.key,
+    name: builtin?.name ?? input.key,
+    claim: null,
+    builtin: true,
+    createdAt: now,
+  });
+  row.enabled = input.enabled;
+  if (input.name) row.name = input.name;
+  scope.em.persist(row);
+  recordAudit(scope, {
+    eventType: 'idp_attribute.update',
+    target: { type: 'idp_attribute', id: row.key },
+    details: { enabled: row.enabled },
+  });
+  return {
+    key: row.key,
+    name: row.name,
+    builtin: row.builtin,
+    enabled: row.enabled,
+    claims: builtin ? builtin.aliases : [row.claim ?? row.key],
+  };
+}
+
+/**
+ * The enabled attributes found in an identity provider's profile (OIDC claims or SAML attributes),
+ * keyed by attribute key: what sign-in writes onto the user's metadata.
+ */
+export async function mapProfile(em: EntityManager, profile: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const mapped: Record<string, unknown> = {};
+  for (const attribute of await allAttributes(em)) {
+    if (!attribute.enabled) continue;
+    const claim = attribute.claims.find((c) => profile[c] !== undefined && profile[c] !== null && profile[c] !== '');
+    if (claim !== undefined) mapped[attribute.key] = profile[claim];
+  }
+  return mapped;
+}

@@ -1,0 +1,100 @@
+import { auditScope } from '../../core/audit-scope.ts';
+import { deletedOutput } from '../../core/pagination.ts';
+import { managementProcedure, router } from '../../core/trpc.ts';
+import { getConnectionView } from '../sso/connections.ts';
+import {
+  createOrganizationInput,
+  listOrganizationsInput,
+  organizationIdInput,
+  organizationOutput,
+  organizationPage,
+  portalLinkInput,
+  portalLinkOutput,
+  ssoConnectionOutput,
+  updateOrganizationInput,
+} from './organizations.schema.ts';
+import {
+  createOrganization,
+  createPortalLink,
+  deleteOrganization,
+  findOrganization,
+  getOrganization,
+  listOrganizations,
+  updateOrganization,
+} from './organizations.service.ts';
+
+const tags = ['organizations'];
+
+export const organizationsRouter = router({
+  list: managementProcedure('organizations:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/organizations', tags, summary: 'List organizations', protect: true } })
+    .input(listOrganizationsInput)
+    .output(organizationPage)
+    .query(({ ctx, input }) => listOrganizations(ctx.em, input)),
+
+  create: managementProcedure('organizations:write')
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/organizations', tags, summary: 'Create an organization', protect: true },
+      successStatus: 201,
+    })
+    .input(createOrganizationInput)
+    .output(organizationOutput)
+    .mutation(({ ctx, input }) => createOrganization(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  portalLink: managementProcedure('organizations:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/organizations/portal-link',
+        tags,
+        summary: 'Create a single-use Admin Portal link (5 minutes) for the organization’s IT admin',
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(portalLinkInput)
+    .output(portalLinkOutput)
+    .mutation(({ ctx, input }) => createPortalLink(auditScope(ctx), input.organization_id, ctx.deps.config.BASE_URL, ctx.deps.clock.now())),
+
+  get: managementProcedure('organizations:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/organizations/{id}', tags, summary: 'Get an organization', protect: true } })
+    .input(organizationIdInput)
+    .output(organizationOutput)
+    .query(({ ctx, input }) => getOrganization(ctx.em, input.id)),
+
+  update: managementProcedure('organizations:write')
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/api/v1/organizations/{id}',
+        tags,
+        summary: 'Update name, domains or SSO settings',
+        protect: true,
+      },
+    })
+    .input(updateOrganizationInput)
+    .output(organizationOutput)
+    .mutation(({ ctx, input }) => updateOrganization(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  delete: managementProcedure('organizations:write')
+    .meta({ openapi: { method: 'DELETE', path: '/api/v1/organizations/{id}', tags, summary: 'Delete an organization', protect: true } })
+    .input(organizationIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteOrganization(auditScope(ctx), input.id)),
+
+  ssoConnection: managementProcedure('organizations:read')
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/organizations/{id}/sso-connection',
+        tags,
+        summary: 'See the SSO details submitted through the Admin Portal (secrets masked)',
+        protect: true,
+      },
+    })
+    .input(organizationIdInput)
+    .output(ssoConnectionOutput)
+    .query(async ({ ctx, input }) =>
+      getConnectionView(ctx.em, await findOrganization(ctx.em, input.id), ctx.deps.box, ctx.deps.config.BASE_URL),
+    ),
+});

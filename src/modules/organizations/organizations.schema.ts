@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { pageOf, pageParams } from '../../core/pagination.ts';
+
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/** Lower case, no trailing dot, at least two labels of letters, digits and inner hyphens. */
+export function normalizeDomain(raw: string): string {
+  return raw.trim().toLowerCase().replace(/\.$/, '');
+}
+
+export const domainInput = z
+  .string()
+  .max(253)
+  .transform(normalizeDomain)
+  .refine((d) => d.split('.').length >= 2 && d.split('.').every((label) => LABEL.test(label)), 'must be a domain name such as example.com');
+
+const ssoSettings = z.strictObject({
+  enabled: z.boolean().optional(),
+  jit_provisioning: z.boolean().optional(),
+  default_role: z.string().min(1).max(50).optional(),
+});
+
+export const createOrganizationInput = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  domains: z.array(domainInput).max(50).default([]),
+  sso: ssoSettings.optional(),
+});
+export type CreateOrganizationInput = z.infer<typeof createOrganizationInput>;
+
+export const updateOrganizationInput = z.strictObject({
+  id: z.string().max(100),
+  name: z.string().trim().min(1).max(100).optional(),
+  domains: z.array(domainInput).max(50).optional(),
+  sso: ssoSettings.optional(),
+});
+export type UpdateOrganizationInput = z.infer<typeof updateOrganizationInput>;
+
+export const organizationIdInput = z.object({ id: z.string().max(100) });
+export const listOrganizationsInput = z.object({ q: z.string().trim().max(200).optional(), ...pageParams }).prefault({});
+
+export const organizationOutput = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    domains: z.array(z.string()),
+    sso: z.object({ enabled: z.boolean(), jit_provisioning: z.boolean(), default_role: z.string() }),
+    connection: z.object({ kind: z.enum(['oidc', 'saml']), active: z.boolean() }).nullable(),
+    member_count: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Organization' });
+export type OrganizationView = z.infer<typeof organizationOutput>;
+export const organizationPage = pageOf(organizationOutput);
+
+export const portalLinkInput = z.strictObject({ organization_id: z.string().max(100) });
+export const portalLinkOutput = z.object({ link: z.string(), expires_at: z.string() }).meta({ id: 'PortalLink' });
+
+export const ssoConnectionOutput = z
+  .object({
+    id: z.string(),
+    organization_id: z.string(),
+    kind: z.enum(['oidc', 'saml']),
+    active: z.boolean(),
+    oidc: z.object({ issuer: z.string(), client_id: z.string(), client_secret: z.string(), scopes: z.array(z.string()) }).nullable(),
+    saml: z
+      .object({
+        entity_id: z.string(),
+        sso_url: z.string(),
+        certificate_fingerprints: z.array(z.string()),
+        metadata_url: z.string().nullable(),
+      })
+      .nullable(),
+    service_provider: z.object({ entity_id: z.string(), acs_url: z.string(), metadata_url: z.string(), redirect_uri: z.string() }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'SsoConnection' });
+export type SsoConnectionView = z.infer<typeof ssoConnectionOutput>;

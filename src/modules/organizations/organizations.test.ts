@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+describe('organizations and identity-provider attributes', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let other: TestWorkspace;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'Orgs');
+    other = await createWorkspace(app, 'Other');
+  });
+  afterAll(() => app.close());
+
+  it('creates, lists, updates and deletes an organization with normalized domains', async () => {
+    const created = await call(app, 'POST', '/api/v1/organizations', {
+      token: ws.apiKey,
+      body: { name: 'Acme Corp', domains: ['ACME.example.', ' acme.example', 'Sub.Acme.Example'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({
+      name: 'Acme Corp',
+      domains: ['acme.example', 'sub.acme.example'],
+      sso: { enabled: true, jit_provisioning: true, default_role: 'member' },
+      connection: null,
+      member_count: 0,
+    });
+    expect(created.body.data.id).toMatch(/^org_/);
+    const id = created.body.data.id as string;
+
+    const list = await call(app, 'GET', '/api/v1/organizations?per_page=5', { token: ws.apiKey });
+    expect(list.body.meta).toEqual({ total: 1, page: 1, per_page: 5 });
+    expect(list.body.data[0].id).toBe(id);
+
+    const updated = await call(app, 'PATCH', `/api/v1/organizations/${id}`, {
+      token: ws.apiKey,
+      body: { name: 'Acme Inc', domains: ['acme.example', 'acme-labs.example'], sso: { jit_provisioning: false, default_role: 'viewer' } },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body.data).toMatchObject({
+      name: 'Acme Inc',
+      domains: ['acme-labs.example', 'acme.example'],
+      sso: { enabled: true, jit_provisioning: false, default_role: 'viewer' },
+    });
+
+    const noConnection = await call(app, 'GET', `/api/v1/organizations/${id}/sso-connection`, { token: ws.apiKey });
+    expect(noConnection.status).toBe(404);
+
+    const deleted = await call(app, 'DELETE', `/api/v1/organizations/${id}`, { token: ws.apiKey });
+    expect(deleted.body.data).toEqual({ id, deleted: true });
+    expect((await call(app, 'PATCH', `/api/v1/organizations/${id}`, { token: ws.apiKey, body: { name: 'x' } })).status).toBe(404);
+    // Its domains are free again.
+    const reuse = await call(app, 'POST', '/api/v1/organizations', {
+      token: ws.apiKey,
+      body: { name: 'Acme 2', domains: ['acme.example'] },
+    });
+    expect(reuse.status).toBe(201);
+  });
+
+  it('gives a domain to at most one organization per workspace (409), also when two claim it at once', async () => {
+    await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: 'Globex', domains: ['globex.example'] } });
+    const taken = await call(app, 'POST', '/api/v1/organizations', {
+      token: ws.apiKey,
+      body: { name: 'Fake', domains: ['GLOBEX.example.'] },
+    });
+    expect(taken.status).toBe(409);
+    expect(taken.body.error.code).toBe('CONFLICT');
+    // Another workspace may have the same domain for its own organization.
+    expect(
+      (await call(app, 'POST', '/api/v1/organizations', { token: other.apiKey, body: { name: 'G', domains: ['globex.example'] } })).status,
+    ).toBe(201);
+
+    const racers = await Promise.all(
+      [1, 2, 3, 4].map((n) =>
+        call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: `Racer ${n}`, domains: ['race.example'] } }),
+      ),
+    );
+    expect(racers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+  });
+
+  it.each([
+    [{ name: '' }],
+    [{ name: 'x', domains: ['not a domain'] }],
+    [{ name: 'x', domains: ['nodot'] }],
+    [{ name: 'x', domains: ['-bad.example'] }],
+    [{ name: 'x', sso: { default_role: 'nope' } }],
+    [{ name: 'x', sso: { default_role: 'owner' } }],
+    [{ name: 'x', workspace_id: 'wsp_x' }],
+  ])('refuses %j with 400', async (body) => {
+    const res = await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('BAD_REQUEST');
+  });
+
+  it('lets viewers read and refuses members', async () => {
+    const email = uniqueEmail('viewer');
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'viewer passphrase' } });
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    const viewer = roles.body.data.find((r: { key: string }) => r.key === 'viewer').id;
+    const asMember = (await signIn(app, ws.id, email, 'viewer passphrase')).accessToken;
+    expect((await call(app, 'GET', '/api/v1/organizations', { token: asMember })).status).toBe(403);
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.body.data.id, role_id: viewer } });
+    const asViewer = (await signIn(app, ws.id, email, 'viewer passphrase')).accessToken;
+    expect((await call(app, 'GET', '/api/v1/organizations', { token: asViewer })).status).toBe(200);
+    expect((await call(app, 'GET', '/api/v1/idp-attributes', { token: asViewer })).status).toBe(200);
+    expect((await call(app, 'POST', '/api/v1/organizations', { token: asViewer, body: { name: 'No' } })).status).toBe(403);
+    expect((await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: asViewer, body: { enabled: true } })).status).toBe(403);
+  });
+
+  it('lists built-in attributes, creates custom ones and switches them on and off', async () => {
+    const list = await call(app, 'GET', '/api/v1/idp-attributes?per_page=100', { token: ws.apiKey });
+    expect(list.status).toBe(200);
+    const keys = list.body.data.map((a: { key: string }) => a.key);
+    expect(keys).toEqual(expect.arrayContaining(['email', 'first_name', 'last_name', 'groups']));
+    expect(list.body.data.find((a: { key: string }) => a.key === 'first_name')).toMatchObject({ builtin: true, enabled: true });
+
+    const created = await call(app, 'POST', '/api/v1/idp-attributes', {
+      token: ws.apiKey,
+      body: { key: 'department', name: 'Department', claim: 'dept' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toEqual({ key: 'department', name: 'Department', builtin: false, enabled: true, claims: ['dept'] });
+    expect((await call(app, 'POST', '/api/v1/idp-attributes', { token: ws.apiKey, body: { key: 'department', name: 'D' } })).status).toBe(
+      409,
+    );
+    expect((await call(app, 'POST', '/api/v1/idp-attributes', { token: ws.apiKey, body: { key: 'email', name: 'E' } })).status).toBe(409);
+    expect((await call(app, 'POST', '/api/v1/idp-attributes', { token: ws.apiKey, body: { key: 'Bad Key', name: 'E' } })).status).toBe(400);
+
+    const off = await call(app, 'PATCH', '/api/v1/idp-attributes/first_name', { token: ws.apiKey, body: { enabled: false } });
+    expect(off.body.data).toMatchObject({ key: 'first_name', builtin: true, enabled: false });
+    const customOff = await call(app, 'PATCH', '/api/v1/idp-attributes/department', { token: ws.apiKey, body: { enabled: false } });
+    expect(customOff.body.data.enabled).toBe(false);
+    const after = await call(app, 'GET', '/api/v1/idp-attributes?per_page=100', { token: ws.apiKey });
+    expect(after.body.data.find((a: { key: string }) => a.key === 'first_name').enabled).toBe(false);
+    expect(after.body.meta.total).toBe(list.body.meta.total + 1);
+    // Another workspace keeps its defaults.
+    const theirs = await call(app, 'GET', '/api/v1/idp-attributes?per_page=100', { token: other.apiKey });
+    expect(theirs.body.data.find((a: { key: string }) => a.key === 'first_name').enabled).toBe(true);
+    expect((await call(app, 'PATCH', '/api/v1/idp-attributes/nope', { token: ws.apiKey, body: { enabled: true } })).status).toBe(404);
+    expect((await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: ws.apiKey, body: { enabled: 'yes' } })).status).toBe(400);
+  });
+});

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { CryptoBox } from '../../core/crypto-box.ts';
+import { AppError } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { Organization } from '../organizations/organization.entity.ts';
+import type { SsoConnectionView } from '../organizations/organizations.schema.ts';
+import { SsoConnection, type OidcConnectionConfig, type SamlConnectionConfig } from './sso-connection.entity.ts';
+
+/** Where an organization's identity provider sends its users back: shown in the Admin Portal. */
+export function serviceProviderOf(baseUrl: string, organizationId: string) {
+  const saml = `${baseUrl}/api/v1/auth/sso/saml/${organizationId}`;
+  return {
+    entity_id: `${saml}/metadata`,
+    acs_url: `${saml}/acs`,
+    metadata_url: `${saml}/metadata`,
+    redirect_uri: `${baseUrl}/api/v1/auth/sso/oidc/callback`,
+  };
+}
+
+/** Enough of a secret to recognise it, never enough to use it. */
+export function mask(secret: string): string {
+  return secret.length <= 8 ? '••••' : `••••${secret.slice(-4)}`;
+}
+
+function fingerprint(certificate: string): string {
+  const hex = createHash('sha256').update(Buffer.from(certificate, 'base64')).digest('hex').toUpperCase();
+  return hex.match(/.{2}/g)?.join(':') ?? hex;
+}
+
+export async function findConnection(em: EntityManager, organizationId: string): Promise<SsoConnection | null> {
+  return em.findOne(SsoConnection, { organizationId }, { populate: ['secretSealed'] });
+}
+
+export function connectionView(connection: SsoConnection, org: Organization, box: CryptoBox, baseUrl: string): SsoConnectionView {
+  const oidc = connection.kind === 'oidc' ? (connection.config as OidcConnectionConfig) : null;
+  const saml = connection.kind === 'saml' ? (connection.config as SamlConnectionConfig) : null;
+  return {
+    id: connection.id,
+    organization_id: connection.organizationId,
+    kind: connection.kind,
+    active: org.sso.enabled,
+    oidc: oidc
+      ? {
+          issuer: oidc.issuer,
+          client_id: oidc.client_id,
+          client_secret: connection.secretSealed ? mask(box.open(connection.secretSealed)) : '',
+          scopes: oidc.scopes,
+        }
+      : null,
+    saml: saml
+      ? {
+          entity_id: saml.entity_id,
+          sso_url: saml.sso_url,
+          certificate_fingerprints: saml.certificates.map(fingerprint),
+          metadata_url: saml.metadata_url,
+        }
+      : null,
+    service_provider: serviceProviderOf(baseUrl, org.id),
+    created_at: connection.createdAt.toISOString(),
+    updated_at: connection.updatedAt.toISOString(),
+  };
+}
+
+export async function getConnectionView(em: EntityManager, org: Organization, box: CryptoBox, baseUrl: string): Promise<SsoConnectionView> {
+  const connection = await findConnection(em, org.id);
+  if (!connection) throw new AppError('NOT_FOUND', 'This organization has no SSO connection yet');
+  return connectionView(connection, org, box, baseUrl);
+}
+
+/** Saves (or replaces) the organization's connection; the caller has tested it first. */
+export async function saveConnection(
+  scope: AuditScope,
+  box: CryptoBox,
+  org: Organization,
+  input: { kind: 'oidc'; config: OidcConnectionConfig; clientSecret: string } | { kind: 'saml'; config: SamlConnectionConfig },
+  now: Date,
+): Promise<SsoConnection> {
+  const existing = await findConnection(scope.em, org.id);
+  const connection =
+    existing ??
+    Object.assign(new SsoConnection(), { id: newId('sso'), workspaceId: scope.workspaceId, organizationId: org.id, createdAt: now });
+  Object.assign(connection, {
+    kind: input.kind,
+    config: input.config,
+    secretSealed: input.kind === 'oidc' ? box.seal(input.clientSecret) : null,
+    updatedAt: now,
+  });
+  scope.em.persist(connection);
+  recordAudit(scope, {
+    eventType: 'organization.sso_connection',
+    target: { type: 'organization', id: org.id },
+    details:
+      input.kind === 'oidc'
+        ? { kind: 'oidc', issuer: input.config.issuer, client_id: input.config.client_id }
+        : { kind: 'saml', entity_id: input.config.entity_id },
+  });
+  await scope.em.flush();
+  return connection;
+}
