@@ -9,6 +9,7 @@ import { errorHandler, globalRateLimit, noStore, notFound, requestContext, secur
 import { buildOpenApiDocument } from './core/openapi.ts';
 import { createGraphQLServer } from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
+import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
 import { appRouter } from './router.ts';
 
 /** Express composition: cross-cutting middleware, then the three doors. Nothing else lives here. */
@@ -31,6 +32,7 @@ export function buildApp(deps: AppDeps): Express {
 
   const json = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
   app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json);
+  app.use(externalSignInRoutes(deps));
   app.use(restDoor(deps));
   app.use(
     '/trpc',

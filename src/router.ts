@@ -6,6 +6,7 @@ import { groupsRouter } from './modules/groups/groups.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
 import { organizationsRouter } from './modules/organizations/organizations.router.ts';
 import { idpAttributesRouter } from './modules/idp-attributes/idp-attributes.router.ts';
+import { ssoRouter } from './modules/sso/sso.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
@@ -22,6 +23,7 @@ export const appRouter = router({
   invitations: invitationsRouter,
   organizations: organizationsRouter,
   idpAttributes: idpAttributesRouter,
+  sso: ssoRouter,
 });
 
 export type AppRouter = typeof appRouter;

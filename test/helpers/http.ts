@@ -22,7 +22,8 @@ export async function call<T = any>(app: TestApp, method: string, path: string, 
   if (opts.raw !== undefined) body = opts.raw;
   else if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
-  const res = await fetch(`${app.url}${path}`, { method, headers, body });
+  // Redirects are answers to assert on (302 to a provider, 303 back to the app), never followed.
+  const res = await fetch(`${app.url}${path}`, { method, headers, body, redirect: 'manual' });
   const text = await res.text();
   let parsed: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);

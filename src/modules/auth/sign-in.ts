@@ -28,6 +28,8 @@ export interface SignInAttempt {
   email: string;
   password: string;
   origin: Origin;
+  /** How the user proved who they are, for the session's audit row; `password` unless said. */
+  method?: string;
 }
 
 /** The account being signed in to, as the password stage read it. */
@@ -171,7 +173,8 @@ const accountState: SignInStage = async (run) => {
 const issueTokens: SignInStage = async (run) => {
   const { user } = run;
   const newPasswordHash = user.passwordHash && needsRehash(user.passwordHash) ? await hashPassword(run.attempt.password) : null;
-  const tokens = await startSession(run.deps, run.em, { userId: user.id, method: 'password', newPasswordHash }, run.attempt.origin);
+  const method = run.attempt.method ?? 'password';
+  const tokens = await startSession(run.deps, run.em, { userId: user.id, method, newPasswordHash }, run.attempt.origin);
   return { kind: 'tokens', tokens };
 };
 
@@ -184,10 +187,49 @@ export const SIGN_IN_STAGES: SignInStage[] = [accountState, secondFactorStage, i
 export async function signIn(deps: AppDeps, em: EntityManager, attempt: SignInAttempt): Promise<SignInResult> {
   const now = deps.clock.now();
   const user = await checkPassword(em, attempt, now);
-  const run: SignInRun = { deps, em, attempt, now, user };
+  return runStages({ deps, em, attempt, now, user });
+}
+
+async function runStages(run: SignInRun): Promise<SignInResult> {
   for (const stage of SIGN_IN_STAGES) {
     const result = await stage(run);
     if (result) return result;
   }
   throw new Error('sign-in pipeline ended without a result');
+}
+
+/**
+ * A user whose identity an external provider confirmed (social sign-in, SSO): the password stage is
+ * skipped, every later stage (account state, risk, second factor, tokens) runs as for a password.
+ */
+export async function signInVerifiedUser(
+  deps: AppDeps,
+  em: EntityManager,
+  input: { workspaceId: string; userId: string; method: string; origin: Origin },
+): Promise<SignInResult> {
+  const [row] = await em.execute<{ id: string; email: string; status: UserStatus; locked_until: Date | null; has_factor: boolean }[]>(
+    `select id, email, status, locked_until,
+            exists (select 1 from mfa_factors f where f.user_id = users.id and f.status = 'Verified') as has_factor
+       from users where workspace_id = ? and id = ?`,
+    [input.workspaceId, input.userId],
+  );
+  if (!row) throw new AppError('INVALID_TOKEN', 'This account no longer exists');
+  const now = deps.clock.now();
+  const user: SignInUser = {
+    id: row.id,
+    email: row.email,
+    status: row.status,
+    passwordHash: null,
+    lockedUntil: row.locked_until ? new Date(row.locked_until) : null,
+    hasVerifiedFactor: row.has_factor,
+  };
+  await expireLock(em, user, now);
+  const attempt: SignInAttempt = {
+    workspaceId: input.workspaceId,
+    email: row.email,
+    password: '',
+    origin: input.origin,
+    method: input.method,
+  };
+  return runStages({ deps, em, attempt, now, user });
 }

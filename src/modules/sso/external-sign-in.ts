@@ -1,0 +1,229 @@
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { AppDeps } from '../../core/context.ts';
+import { AppError } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import { sha256 } from '../../core/secrets.ts';
+import { TENANT_FILTER } from '../../db/tenant.ts';
+import type { Origin } from '../auth/sessions.service.ts';
+import { signInVerifiedUser, type SignInResult } from '../auth/sign-in.ts';
+import { mapProfile } from '../idp-attributes/idp-attributes.ts';
+import { addAssignment } from '../roles/builtin-roles.ts';
+import { Role } from '../roles/role.entity.ts';
+import { User } from '../users/user.entity.ts';
+
+/** From the redirect to the identity provider until its callback. */
+export const FLOW_TTL_MS = 10 * 60 * 1000;
+/** The one-time code handed to the app after the callback, swapped at `POST /auth/oauth/exchange`. */
+export const CODE_TTL_MS = 60 * 1000;
+
+export type ExternalKind = 'social' | 'sso';
+
+/** What the callback needs to finish the flow; sealed at rest (it holds the PKCE verifier). */
+export interface FlowState {
+  codeVerifier?: string;
+  nonce?: string | null;
+  /** The social provider name, or the organization id for SSO. */
+  source: string;
+  /** SAML: the AuthnRequest id the response must answer. */
+  requestId?: string;
+}
+
+export interface StartedFlow {
+  id: string;
+  state: string;
+}
+
+function randomToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Where the one-time code may be sent: the service's own pages (BASE_URL's origin). */
+export function checkRedirectUri(deps: AppDeps, redirectUri: string | undefined): string {
+  const target = redirectUri ?? `${deps.config.BASE_URL}/login/callback`;
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw new AppError('BAD_REQUEST', 'redirect_uri must be an absolute URL', {
+      details: [{ path: 'redirect_uri', message: 'must be a URL' }],
+    });
+  }
+  if (url.origin !== new URL(deps.config.BASE_URL).origin || url.hash) {
+    throw new AppError('BAD_REQUEST', 'redirect_uri must be a page of this service (the origin of BASE_URL), without a fragment', {
+      details: [{ path: 'redirect_uri', message: 'not an allowed redirect URI' }],
+    });
+  }
+  return url.href;
+}
+
+/** Records a flow before redirecting to the provider; the state is random and only its hash is kept. */
+export async function startFlow(
+  deps: AppDeps,
+  em: EntityManager,
+  input: { workspaceId: string; kind: ExternalKind; redirectUri: string; flow: FlowState; state?: string },
+): Promise<StartedFlow> {
+  const state = input.state ?? randomToken();
+  const id = newId('xsi');
+  const now = deps.clock.now();
+  await em.execute(
+    `insert into external_sign_ins (id, workspace_id, kind, source, state_hash, flow_sealed, redirect_uri, expires_at, created_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      id,
+      input.workspaceId,
+      input.kind,
+      input.flow.source,
+      sha256(state),
+      deps.box.seal(JSON.stringify(input.flow)),
+      input.redirectUri,
+      new Date(now.getTime() + FLOW_TTL_MS),
+      now,
+    ],
+  );
+  return { id, state };
+}
+
+export interface CalledBackFlow {
+  id: string;
+  workspaceId: string;
+  kind: ExternalKind;
+  redirectUri: string;
+  flow: FlowState;
+}
+
+/**
+ * The callback's state, consumed in one conditional update: an unknown, expired or already used
+ * state (a replayed callback) is refused, and two concurrent callbacks cannot both proceed.
+ */
+export async function consumeState(deps: AppDeps, em: EntityManager, state: string, kind: ExternalKind): Promise<CalledBackFlow> {
+  const now = deps.clock.now();
+  const [row] = await em.execute<{ id: string; workspace_id: string; kind: ExternalKind; redirect_uri: string; flow_sealed: string }[]>(
+    `update external_sign_ins set called_back_at = ?
+      where state_hash = ? and kind = ? and called_back_at is null and expires_at > ?
+      returning id, workspace_id, kind, redirect_uri, flow_sealed`,
+    [now, sha256(state), kind, now],
+  );
+  if (!row)
+    throw new AppError('INVALID_TOKEN', 'This sign-in is unknown, expired or already completed; start again', { keepChanges: true });
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    kind: row.kind,
+    redirectUri: row.redirect_uri,
+    flow: JSON.parse(deps.box.open(row.flow_sealed)) as FlowState,
+  };
+}
+
+/** Where the app's page learns how the flow ended: `?code=` to exchange, or an OAuth-style `?error=`. */
+export function resultRedirect(redirectUri: string, params: Record<string, string>): string {
+  const url = new URL(redirectUri);
+  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+  return url.href;
+}
+
+export interface ExternalIdentity {
+  email: string;
+  /** The provider vouches for the address (social: `email_verified`; SSO: the organization owns the domain). */
+  emailVerified: boolean;
+  profile: Record<string, unknown>;
+  /** For audit rows: which provider or organization. */
+  via: string;
+}
+
+export interface Provisioning {
+  /** Create the user when no account has this email. */
+  create: boolean;
+  /** The role a created user gets. */
+  roleKey: string;
+}
+
+function displayName(mapped: Record<string, unknown>): string | null {
+  if (typeof mapped.name === 'string' && mapped.name.trim()) return mapped.name.trim().slice(0, 200);
+  const parts = [mapped.first_name, mapped.last_name].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
+  return parts.length ? parts.join(' ').slice(0, 200) : null;
+}
+
+/**
+ * The account an external identity signs in to. An existing account is linked only when the
+ * provider vouches for the email (an unverified address would let anyone claim someone's account).
+ * Enabled identity-provider attributes are written onto the user's metadata.
+ */
+export async function resolveUser(scope: AuditScope, identity: ExternalIdentity, provisioning: Provisioning, now: Date): Promise<User> {
+  const { em } = scope;
+  em.setFilterParams(TENANT_FILTER, { workspaceId: scope.workspaceId });
+  const mapped = await mapProfile(em, identity.profile);
+  let user = await em.findOne(User, { email: identity.email });
+  if (user) {
+    if (!identity.emailVerified) {
+      throw new AppError(
+        'FORBIDDEN',
+        'The identity provider has not verified this email address, so it cannot sign in to an existing account',
+      );
+    }
+  } else {
+    if (!provisioning.create) throw new AppError('FORBIDDEN', 'No account exists for this email and automatic account creation is off');
+    const role = await em.findOne(Role, { key: provisioning.roleKey });
+    if (!role) throw new AppError('CONFLICT', `The role "${provisioning.roleKey}" given to new users no longer exists`);
+    user = Object.assign(new User(), {
+      id: newId('usr'),
+      workspaceId: scope.workspaceId,
+      email: identity.email,
+      name: null,
+      status: 'active',
+      passwordHash: null,
+      createdAt: now,
+      updatedAt: now,
+      lastSignInAt: null,
+      failedLoginCount: 0,
+      lockedUntil: null,
+      emailVerified: identity.emailVerified,
+      metadata: {},
+    });
+    em.persist(user);
+    addAssignment(em, scope.workspaceId, user.id, role.id);
+    recordAudit(scope, {
+      eventType: 'user.create',
+      target: { type: 'user', id: user.id },
+      details: { email: user.email, via: identity.via },
+    });
+  }
+  if (Object.keys(mapped).length > 0) user.metadata = { ...user.metadata, ...mapped };
+  user.name ??= displayName(mapped);
+  if (identity.emailVerified) user.emailVerified = true;
+  user.updatedAt = now;
+  await em.flush();
+  return user;
+}
+
+/** After the callback: a one-time code for the user, which the app swaps for the sign-in body. */
+export async function issueCode(deps: AppDeps, em: EntityManager, flowId: string, userId: string): Promise<string> {
+  const code = randomToken();
+  const now = deps.clock.now();
+  await em.execute(`update external_sign_ins set user_id = ?, code_hash = ?, code_expires_at = ? where id = ?`, [
+    userId,
+    sha256(code),
+    new Date(now.getTime() + CODE_TTL_MS),
+    flowId,
+  ]);
+  return code;
+}
+
+/**
+ * `POST /auth/oauth/exchange`: the code (single use, 60 seconds) becomes what a password sign-in
+ * answers — tokens, or the second-factor challenge when the user has a verified factor. Account
+ * state is checked here, at the last moment.
+ */
+export async function exchangeCode(deps: AppDeps, em: EntityManager, code: string, origin: Origin): Promise<SignInResult> {
+  const now = deps.clock.now();
+  const [row] = await em.execute<{ workspace_id: string; user_id: string; kind: ExternalKind; source: string }[]>(
+    `update external_sign_ins set exchanged_at = ?
+      where code_hash = ? and exchanged_at is null and code_expires_at > ? and user_id is not null
+      returning workspace_id, user_id, kind, source`,
+    [now, sha256(code), now],
+  );
+  if (!row) throw new AppError('INVALID_TOKEN', 'This sign-in code is unknown, expired or already used');
+  em.setFilterParams(TENANT_FILTER, { workspaceId: row.workspace_id });
+  return signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: row.user_id, method: row.kind, origin });
+}

@@ -1,0 +1,149 @@
+import * as client from 'openid-client';
+import { AppError } from '../../core/errors.ts';
+import { sha256 } from '../../core/secrets.ts';
+
+/** An OpenID provider (or a plain OAuth 2.0 one, like GitHub) this service signs users in through. */
+export interface ProviderEndpoint {
+  clientId: string;
+  clientSecret: string;
+  /** Discovery is read from here (OpenID providers). */
+  issuer?: string;
+  /** Plain OAuth 2.0 providers name their endpoints instead. */
+  endpoints?: { authorization: string; token: string };
+}
+
+export interface RpOptions {
+  /** http:// issuers (tests and local development only). */
+  allowInsecure: boolean;
+}
+
+const DISCOVERY_TTL_MS = 10 * 60 * 1000;
+const discovered = new Map<string, { config: client.Configuration; until: number }>();
+
+/**
+ * The provider's configuration: discovery is fetched and validated by openid-client (the issuer in
+ * the document must equal the one configured), then kept ten minutes per issuer and client.
+ */
+export async function providerConfiguration(endpoint: ProviderEndpoint, options: RpOptions): Promise<client.Configuration> {
+  const key = `${endpoint.issuer ?? endpoint.endpoints?.authorization}|${endpoint.clientId}|${sha256(endpoint.clientSecret)}`;
+  const hit = discovered.get(key);
+  if (hit && hit.until > Date.now()) return hit.config;
+  let config: client.Configuration;
+  if (endpoint.issuer) {
+    config = await client.discovery(new URL(endpoint.issuer), endpoint.clientId, endpoint.clientSecret, undefined, {
+      execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
+      timeout: 5,
+    });
+  } else if (endpoint.endpoints) {
+    config = new client.Configuration(
+      {
+        issuer: new URL(endpoint.endpoints.authorization).origin,
+        authorization_endpoint: endpoint.endpoints.authorization,
+        token_endpoint: endpoint.endpoints.token,
+      },
+      endpoint.clientId,
+      { client_secret: endpoint.clientSecret },
+      client.ClientSecretPost(endpoint.clientSecret),
+    );
+    if (options.allowInsecure) client.allowInsecureRequests(config);
+  } else {
+    throw new AppError('BAD_REQUEST', 'The provider has neither an issuer nor endpoints');
+  }
+  discovered.set(key, { config, until: Date.now() + DISCOVERY_TTL_MS });
+  return config;
+}
+
+/**
+ * Checks that an issuer publishes a usable OpenID configuration before a connection is saved: the
+ * Admin Portal's "test connection". Answers a message for the IT admin, or null when all is well.
+ */
+export async function testOidcIssuer(issuer: string, clientId: string, clientSecret: string, options: RpOptions): Promise<string | null> {
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    return 'The issuer must be a URL such as https://idp.example.com';
+  }
+  if (url.protocol !== 'https:' && !(options.allowInsecure && url.protocol === 'http:')) return 'The issuer must use https://';
+  try {
+    const config = await client.discovery(url, clientId, clientSecret, undefined, {
+      execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
+      timeout: 5,
+    });
+    const metadata = config.serverMetadata();
+    if (!metadata.authorization_endpoint || !metadata.token_endpoint || !metadata.jwks_uri) {
+      return 'The provider’s discovery document lacks an authorization, token or JWKS endpoint';
+    }
+    return null;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return `Could not read a valid OpenID configuration from ${issuer}/.well-known/openid-configuration: ${reason}`;
+  }
+}
+
+export interface AuthorizationRequest {
+  url: string;
+  /** Kept server-side until the callback. */
+  codeVerifier: string;
+  nonce: string | null;
+}
+
+export async function authorizationRequest(
+  config: client.Configuration,
+  params: { redirectUri: string; scopes: string[]; state: string; useNonce: boolean; loginHint?: string },
+): Promise<AuthorizationRequest> {
+  const codeVerifier = client.randomPKCECodeVerifier();
+  const nonce = params.useNonce ? client.randomNonce() : null;
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: params.redirectUri,
+    response_type: 'code',
+    scope: params.scopes.join(' '),
+    state: params.state,
+    code_challenge: await client.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+    ...(nonce ? { nonce } : {}),
+    ...(params.loginHint ? { login_hint: params.loginHint } : {}),
+  });
+  return { url: url.href, codeVerifier, nonce };
+}
+
+export interface ProviderIdentity {
+  subject: string;
+  email: string | null;
+  emailVerified: boolean;
+  /** Every claim the provider sent (id_token claims merged with userinfo), for attribute mapping. */
+  profile: Record<string, unknown>;
+  accessToken: string;
+}
+
+/**
+ * Redeems the code at the provider: openid-client checks the state, the PKCE verifier, and for
+ * OpenID providers the id_token's signature, issuer, audience, expiry and nonce.
+ */
+export async function redeemCode(
+  config: client.Configuration,
+  callbackUrl: URL,
+  checks: { state: string; codeVerifier: string; nonce: string | null },
+): Promise<ProviderIdentity> {
+  const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
+    expectedState: checks.state,
+    pkceCodeVerifier: checks.codeVerifier,
+    ...(checks.nonce ? { expectedNonce: checks.nonce } : {}),
+  });
+  const claims = tokens.claims();
+  if (!claims) {
+    return { subject: '', email: null, emailVerified: false, profile: {}, accessToken: tokens.access_token };
+  }
+  let profile: Record<string, unknown> = { ...claims };
+  if (config.serverMetadata().userinfo_endpoint) {
+    const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    profile = { ...info, ...profile };
+  }
+  return {
+    subject: claims.sub,
+    email: typeof profile.email === 'string' ? profile.email.toLowerCase() : null,
+    emailVerified: profile.email_verified === true,
+    profile,
+    accessToken: tokens.access_token,
+  };
+}

@@ -1,0 +1,293 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Router, type Request, type Response } from 'express';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { AppDeps } from '../../core/context.ts';
+import { sendError } from '../../core/envelope.ts';
+import { toAppError } from '../../core/error-normalize.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId } from '../../core/ids.ts';
+import { rateLimitedError } from '../../core/rate-limit.ts';
+import { getRequestInfo } from '../../core/request-info.ts';
+import { TENANT_FILTER } from '../../db/tenant.ts';
+import { Organization } from '../organizations/organization.entity.ts';
+import { joinOrganization, organizationForEmail } from '../organizations/organizations.service.ts';
+import { findConnection } from './connections.ts';
+import {
+  checkRedirectUri,
+  consumeState,
+  issueCode,
+  resolveUser,
+  resultRedirect,
+  startFlow,
+  type CalledBackFlow,
+} from './external-sign-in.ts';
+import { authorizationRequest, providerConfiguration, redeemCode, type ProviderIdentity, type RpOptions } from './oidc-rp.ts';
+import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } from './social.ts';
+import type { OidcConnectionConfig } from './sso-connection.entity.ts';
+import { randomBytes } from 'node:crypto';
+
+/** http:// identity providers are for tests and local development only. */
+export function rpOptions(deps: AppDeps): RpOptions {
+  return { allowInsecure: deps.config.NODE_ENV !== 'production' };
+}
+
+function query(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function originOf(req: Request) {
+  const info = getRequestInfo(req);
+  return { ip: info.ip, userAgent: req.get('user-agent')?.slice(0, 500) ?? null, requestId: info.requestId };
+}
+
+/** The browser flows' answers: a redirect when they go on, the envelope when they cannot. */
+function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<void>) {
+  return async (req: Request, res: Response) => {
+    try {
+      const decision = await deps.rateLimits.consume('socialAuth', getRequestInfo(req).ip);
+      if (!decision.allowed) return sendError(res, rateLimitedError(decision));
+      await run(req, res);
+    } catch (error) {
+      const { appError, internal } = toAppError(error);
+      if (internal) deps.log.error('external sign-in failed', { error });
+      sendError(res, appError);
+    }
+  };
+}
+
+async function workspaceOf(deps: AppDeps, req: Request): Promise<string> {
+  const workspaceId = query(req, 'workspace_id') ?? req.get('x-tenant-id')?.trim();
+  if (!workspaceId) throw new AppError('BAD_REQUEST', 'Name the workspace with ?workspace_id= or the X-Tenant-ID header');
+  const found = isId('wsp', workspaceId)
+    ? await deps.orm.em.getConnection().execute<{ id: string }[]>('select id from workspaces where id = ?', [workspaceId])
+    : [];
+  if (found.length === 0) throw new AppError('NOT_FOUND', 'No such workspace');
+  return workspaceId;
+}
+
+/** Saves what the provider said: the account, its metadata, its organization; returns the user id. */
+type Provision = (scope: AuditScope) => Promise<string>;
+
+/**
+ * After the state is consumed: asks the provider (network calls, outside any transaction), then
+ * provisions the account in one transaction. Failures go back to the app as `?error=` on its redirect
+ * URI (as an OAuth client expects) and are audited; the state cannot be tried again.
+ */
+async function finish(
+  deps: AppDeps,
+  res: Response,
+  flow: CalledBackFlow,
+  origin: ReturnType<typeof originOf>,
+  identify: (em: EntityManager) => Promise<Provision>,
+) {
+  const em = deps.orm.em.fork();
+  em.setFilterParams(TENANT_FILTER, { workspaceId: flow.workspaceId });
+  const scope: AuditScope = { em, workspaceId: flow.workspaceId, actor: { type: 'system', id: null }, ...origin };
+  try {
+    const provision = await identify(em);
+    const userId = await em.transactional((tx) => provision({ ...scope, em: tx }));
+    const code = await issueCode(deps, em, flow.id, userId);
+    res.redirect(303, resultRedirect(flow.redirectUri, { code }));
+  } catch (error) {
+    const { appError, internal } = toAppError(error);
+    if (internal) deps.log.warn('external sign-in refused', { error: error instanceof Error ? error.message : String(error) });
+    const failure = em.fork();
+    failure.setFilterParams(TENANT_FILTER, { workspaceId: flow.workspaceId });
+    recordAudit(
+      { ...scope, em: failure },
+      {
+        eventType: 'auth.login',
+        outcome: 'failure',
+        details: { method: flow.kind, via: flow.flow.source, reason: internal ? 'provider_error' : appError.appCode },
+      },
+    );
+    await failure.flush();
+    res.redirect(
+      303,
+      resultRedirect(flow.redirectUri, {
+        error: 'access_denied',
+        error_description: internal ? 'The identity provider’s answer could not be verified' : appError.message,
+      }),
+    );
+  }
+}
+
+function callbackUrlOf(deps: AppDeps, req: Request): URL {
+  return new URL(req.originalUrl, deps.config.BASE_URL);
+}
+
+async function socialIdentity(
+  deps: AppDeps,
+  em: EntityManager,
+  req: Request,
+  flow: CalledBackFlow,
+  provider: string,
+): Promise<ProviderIdentity> {
+  const row = await enabledProvider(em, provider);
+  const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
+  const identity = await redeemCode(config, callbackUrlOf(deps, req), {
+    state: query(req, 'state') as string,
+    codeVerifier: flow.flow.codeVerifier as string,
+    nonce: flow.flow.nonce ?? null,
+  });
+  return PRESETS[row.provider].oauth ? githubIdentity(row, identity.accessToken) : identity;
+}
+
+export function externalSignInRoutes(deps: AppDeps): Router {
+  const router = Router();
+
+  router.get(
+    '/api/v1/auth/oauth/:provider/start',
+    handler(deps, async (req, res) => {
+      const workspaceId = await workspaceOf(deps, req);
+      const redirectUri = checkRedirectUri(deps, query(req, 'redirect_uri'));
+      const em = deps.orm.em.fork();
+      em.setFilterParams(TENANT_FILTER, { workspaceId });
+      const row = await enabledProvider(em, String(req.params.provider));
+      const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
+      const state = randomBytes(32).toString('base64url');
+      const request = await authorizationRequest(config, {
+        redirectUri: callbackUrl(deps.config.BASE_URL, row.provider),
+        scopes: row.config.scopes,
+        state,
+        useNonce: !PRESETS[row.provider].oauth,
+      });
+      await startFlow(deps, em, {
+        workspaceId,
+        kind: 'social',
+        redirectUri,
+        state,
+        flow: { source: row.provider, codeVerifier: request.codeVerifier, nonce: request.nonce },
+      });
+      res.redirect(302, request.url);
+    }),
+  );
+
+  router.get(
+    '/api/v1/auth/oauth/:provider/callback',
+    handler(deps, async (req, res) => {
+      const state = query(req, 'state');
+      if (!state) throw new AppError('BAD_REQUEST', 'The callback has no state');
+      const flow = await consumeState(deps, deps.orm.em.fork(), state, 'social');
+      const provider = String(req.params.provider);
+      await finish(deps, res, flow, originOf(req), async (em) => {
+        if (flow.flow.source !== provider)
+          throw new AppError('BAD_REQUEST', 'The callback came from another provider than the sign-in started with');
+        const identity = await socialIdentity(deps, em, req, flow, provider);
+        const email = identity.email;
+        if (!email) throw new AppError('FORBIDDEN', 'The provider did not share a verified email address');
+        return async (scope) =>
+          (
+            await resolveUser(
+              scope,
+              { email, emailVerified: identity.emailVerified, profile: identity.profile, via: provider },
+              { create: true, roleKey: 'member' },
+              deps.clock.now(),
+            )
+          ).id;
+      });
+    }),
+  );
+
+  router.get(
+    '/api/v1/auth/sso/start',
+    handler(deps, async (req, res) => {
+      const workspaceId = await workspaceOf(deps, req);
+      const redirectUri = checkRedirectUri(deps, query(req, 'redirect_uri'));
+      const email = query(req, 'email')?.toLowerCase();
+      const organizationId = query(req, 'organization_id');
+      if (!email && !organizationId) throw new AppError('BAD_REQUEST', 'Send the user’s email (or an organization_id)');
+      const em = deps.orm.em.fork();
+      em.setFilterParams(TENANT_FILTER, { workspaceId });
+      const org = organizationId
+        ? isId('org', organizationId)
+          ? await em.findOne(Organization, { id: organizationId })
+          : null
+        : await organizationForEmail(em, email as string);
+      const connection = org?.sso.enabled ? await findConnection(em, org.id) : null;
+      if (!org || !connection) throw new AppError('NOT_FOUND', 'No organization signs in with SSO for this email domain');
+      if (connection.kind !== 'oidc') throw new AppError('BAD_REQUEST', 'This organization’s connection is not an OpenID Connect one');
+      const oidc = connection.config as OidcConnectionConfig;
+      const config = await providerConfiguration(
+        { issuer: oidc.issuer, clientId: oidc.client_id, clientSecret: deps.box.open(connection.secretSealed as string) },
+        rpOptions(deps),
+      );
+      const state = randomBytes(32).toString('base64url');
+      const request = await authorizationRequest(config, {
+        redirectUri: `${deps.config.BASE_URL}/api/v1/auth/sso/oidc/callback`,
+        scopes: oidc.scopes,
+        state,
+        useNonce: true,
+        ...(email ? { loginHint: email } : {}),
+      });
+      await startFlow(deps, em, {
+        workspaceId,
+        kind: 'sso',
+        redirectUri,
+        state,
+        flow: { source: org.id, codeVerifier: request.codeVerifier, nonce: request.nonce },
+      });
+      res.redirect(302, request.url);
+    }),
+  );
+
+  router.get(
+    '/api/v1/auth/sso/oidc/callback',
+    handler(deps, async (req, res) => {
+      const state = query(req, 'state');
+      if (!state) throw new AppError('BAD_REQUEST', 'The callback has no state');
+      const flow = await consumeState(deps, deps.orm.em.fork(), state, 'sso');
+      await finish(deps, res, flow, originOf(req), async (em) => {
+        const org = await em.findOne(Organization, { id: flow.flow.source });
+        const connection = org ? await findConnection(em, org.id) : null;
+        if (!org || !connection || connection.kind !== 'oidc' || !org.sso.enabled) {
+          throw new AppError('FORBIDDEN', 'This organization no longer signs in with this connection');
+        }
+        const oidc = connection.config as OidcConnectionConfig;
+        const config = await providerConfiguration(
+          { issuer: oidc.issuer, clientId: oidc.client_id, clientSecret: deps.box.open(connection.secretSealed as string) },
+          rpOptions(deps),
+        );
+        const identity = await redeemCode(config, callbackUrlOf(deps, req), {
+          state,
+          codeVerifier: flow.flow.codeVerifier as string,
+          nonce: flow.flow.nonce ?? null,
+        });
+        return (scope) => ssoUser(deps, scope, org, identity.email, identity.profile);
+      });
+    }),
+  );
+
+  return router;
+}
+
+/**
+ * An organization's identity provider speaks for its own domains only: an email outside them is
+ * refused, one inside is trusted as verified, signed in (or created, when just-in-time provisioning
+ * is on) and made a member of the organization.
+ */
+export async function ssoUser(
+  deps: AppDeps,
+  scope: AuditScope,
+  org: Organization,
+  email: string | null,
+  profile: Record<string, unknown>,
+): Promise<string> {
+  const domains = (
+    await scope.em.execute<{ domain: string }[]>('select domain from organization_domains where organization_id = ?', [org.id])
+  ).map((d) => d.domain);
+  const address = email?.toLowerCase() ?? '';
+  if (!domains.includes(address.split('@').pop() ?? '')) {
+    throw new AppError('FORBIDDEN', 'The identity provider asserted an email outside the organization’s domains');
+  }
+  const now = deps.clock.now();
+  const user = await resolveUser(
+    scope,
+    { email: address, emailVerified: true, profile, via: org.id },
+    { create: org.sso.jit_provisioning, roleKey: org.sso.default_role },
+    now,
+  );
+  await joinOrganization(scope.em, scope.workspaceId, org.id, user.id, now);
+  return user.id;
+}

@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { URI, type TOTP } from 'otpauth';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn, someIp } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+describe('social sign-in through a generic OpenID provider', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let idp: TestIdp;
+  let base: string;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'Social');
+    base = app.deps.config.BASE_URL;
+    idp = await startTestIdp([
+      { client_id: 'identity-service', client_secret: 'idp-client-secret', redirect_uris: [`${base}/api/v1/auth/oauth/oidc/callback`] },
+    ]);
+    const put = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+      token: ws.apiKey,
+      body: { client_id: 'identity-service', client_secret: 'idp-client-secret', issuer: idp.issuer, display_name: 'Acme ID' },
+    });
+    expect(put.status).toBe(200);
+  });
+  afterAll(async () => {
+    await idp.close();
+    await app.close();
+  });
+
+  /** The app's side of a URL on BASE_URL (the test server listens elsewhere). */
+  const onApp = (url: string | URL) => {
+    const u = new URL(url);
+    return `${u.pathname}${u.search}`;
+  };
+
+  async function start(ip = someIp()) {
+    const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: { 'x-forwarded-for': ip } });
+    expect(res.status).toBe(302);
+    return new URL(res.headers.get('location') as string);
+  }
+
+  async function throughProvider(email: string, claims: Record<string, unknown> = {}, tamper?: (url: URL) => void) {
+    const authorize = await start();
+    tamper?.(authorize);
+    idp.signInAs({ sub: `sub-${email}`, claims: { email, email_verified: true, ...claims } });
+    const callback = await idp.authorize(authorize.href);
+    expect(callback.href.startsWith(`${base}/api/v1/auth/oauth/oidc/callback?`)).toBe(true);
+    const res = await call(app, 'GET', onApp(callback));
+    return { callback, res, location: new URL(res.headers.get('location') ?? 'http://none/') };
+  }
+
+  it('shows the configuration with the secret masked, and lists the enabled provider publicly', async () => {
+    const again = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+      token: ws.apiKey,
+      body: { client_id: 'identity-service', issuer: idp.issuer, display_name: 'Acme ID' },
+    });
+    expect(again.body.data).toMatchObject({
+      provider: 'oidc',
+      enabled: true,
+      client_id: 'identity-service',
+      client_secret: '••••cret',
+      callback_url: `${base}/api/v1/auth/oauth/oidc/callback`,
+    });
+    expect(JSON.stringify(again.body)).not.toContain('idp-client-secret');
+    const listed = await call(app, 'GET', '/api/v1/auth/oauth/providers', { headers: { 'x-tenant-id': ws.id } });
+    expect(listed.body.data).toEqual([
+      { provider: 'oidc', display_name: 'Acme ID', start_url: expect.stringContaining('/api/v1/auth/oauth/oidc/start') },
+    ]);
+    expect(listed.body.meta.total).toBe(1);
+    expect((await call(app, 'GET', '/api/v1/auth/oauth/providers')).status).toBe(400);
+    const bad = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc2', {
+      token: ws.apiKey,
+      body: { client_id: 'x', client_secret: 'y' },
+    });
+    expect(bad.status).toBe(400);
+    const noIssuer = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+      token: ws.apiKey,
+      body: { client_id: 'x', client_secret: 'y' },
+    });
+    expect(noIssuer.status).toBe(400);
+  });
+
+  it('redirects with state, nonce and PKCE, creates the user from the verified profile, and swaps the code once', async () => {
+    const authorize = await start();
+    expect(authorize.origin).toBe(idp.issuer);
+    for (const param of ['state', 'nonce', 'code_challenge']) expect(authorize.searchParams.get(param)).toBeTruthy();
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+
+    const email = uniqueEmail('social');
+    const { res, location, callback } = await throughProvider(email, { given_name: 'Ada', family_name: 'Lovelace' });
+    expect(res.status).toBe(303);
+    expect(`${location.origin}${location.pathname}`).toBe(`${base}/login/callback`);
+    const code = location.searchParams.get('code') as string;
+    expect(code).toBeTruthy();
+
+    const exchanged = await call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: { code } });
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body.data).toMatchObject({ token_type: 'Bearer', user: { email, name: 'Ada Lovelace', email_verified: true } });
+    expect(exchanged.body.data.user.metadata).toMatchObject({ first_name: 'Ada', last_name: 'Lovelace', email });
+    const me = await call(app, 'GET', '/api/v1/auth/sessions', { token: exchanged.body.data.access_token });
+    expect(me.status).toBe(200);
+
+    const twice = await call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: { code } });
+    expect([twice.status, twice.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    const replayed = await call(app, 'GET', onApp(callback));
+    expect([replayed.status, replayed.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
+
+  it('refuses a wrong state and a mismatched nonce', async () => {
+    const forged = await call(app, 'GET', '/api/v1/auth/oauth/oidc/callback?code=abc&state=forged');
+    expect([forged.status, forged.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    const email = uniqueEmail('nonce');
+    const { res, location } = await throughProvider(email, {}, (url) => url.searchParams.set('nonce', 'not-the-nonce-we-sent'));
+    expect(res.status).toBe(303);
+    expect(location.searchParams.get('error')).toBe('access_denied');
+    expect(location.searchParams.get('code')).toBeNull();
+    const users = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(email)}`, { token: ws.apiKey });
+    expect(users.body.meta.total).toBe(0);
+  });
+
+  it('links an existing account only for a verified email, and still asks its second factor', async () => {
+    const email = uniqueEmail('existing');
+    await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'existing passphrase' } });
+
+    const unverified = await throughProvider(email, { email_verified: false });
+    expect(unverified.location.searchParams.get('error')).toBe('access_denied');
+
+    const session = await signIn(app, ws.id, email, 'existing passphrase');
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
+    const totp = URI.parse(enrolled.body.data.otpauth_uri) as TOTP;
+    await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
+      token: session.accessToken,
+      body: { code: totp.generate({ timestamp: app.clock.now().getTime() }) },
+    });
+    app.clock.advance(60_000);
+
+    const { location } = await throughProvider(email);
+    const exchanged = await call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: { code: location.searchParams.get('code') } });
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body.data).toMatchObject({ mfa_required: true, available_factors: ['totp'] });
+    expect(exchanged.body.data.access_token).toBeUndefined();
+    const verified = await call(app, 'POST', '/api/v1/auth/mfa/verify', {
+      body: { mfa_token: exchanged.body.data.mfa_token, code: totp.generate({ timestamp: app.clock.now().getTime() }) },
+    });
+    expect(verified.status).toBe(200);
+    expect(verified.body.data.user.email).toBe(email);
+  });
+
+  it('refuses a redirect_uri outside the service, and an unconfigured provider', async () => {
+    const evil = await call(
+      app,
+      'GET',
+      `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`,
+    );
+    expect(evil.status).toBe(400);
+    const google = await call(app, 'GET', `/api/v1/auth/oauth/google/start?workspace_id=${ws.id}`);
+    expect(google.status).toBe(404);
+  });
+
+  it('limits social sign-in calls to 30 per minute per IP', async () => {
+    const ip = someIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) {
+      statuses.push(
+        (await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: { 'x-forwarded-for': ip } })).status,
+      );
+    }
+    expect(statuses.slice(0, 30).every((s) => s === 302)).toBe(true);
+    const limited = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: { 'x-forwarded-for': ip } });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBeTruthy();
+  });
+});

@@ -1,0 +1,206 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { AppDeps } from '../../core/context.ts';
+import { AppError } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
+import { mask } from './connections.ts';
+import type { ProviderEndpoint, ProviderIdentity } from './oidc-rp.ts';
+import { SOCIAL_PROVIDERS, SocialProvider, type SocialProviderName } from './social-provider.entity.ts';
+
+interface Preset {
+  displayName: string;
+  issuer: string | null;
+  scopes: string[];
+  /** Plain OAuth 2.0 (GitHub): endpoints instead of discovery, and a profile API instead of an id_token. */
+  oauth?: { authorization: string; token: string; api: string };
+}
+
+export const PRESETS: Record<SocialProviderName, Preset> = {
+  google: { displayName: 'Google', issuer: 'https://accounts.google.com', scopes: ['openid', 'email', 'profile'] },
+  microsoft: {
+    displayName: 'Microsoft',
+    issuer: 'https://login.microsoftonline.com/consumers/v2.0',
+    scopes: ['openid', 'email', 'profile'],
+  },
+  github: {
+    displayName: 'GitHub',
+    issuer: null,
+    scopes: ['read:user', 'user:email'],
+    oauth: {
+      authorization: 'https://github.com/login/oauth/authorize',
+      token: 'https://github.com/login/oauth/access_token',
+      api: 'https://api.github.com',
+    },
+  },
+  oidc: { displayName: 'Single sign-on', issuer: null, scopes: ['openid', 'email', 'profile'] },
+};
+
+export const providerNameInput = z.enum(SOCIAL_PROVIDERS);
+
+const httpUrl = z.url({ protocol: /^https?$/ }).max(500);
+
+export const putProviderInput = z.strictObject({
+  provider: providerNameInput,
+  client_id: z.string().trim().min(1).max(300),
+  /** Required the first time; omitted later, the stored secret is kept. */
+  client_secret: z.string().min(1).max(500).optional(),
+  /** Generic OIDC: required. Microsoft: a tenant-specific issuer. Google: not accepted. */
+  issuer: httpUrl.optional(),
+  /** GitHub Enterprise Server: its base URL (https://github.example.com). */
+  github_base_url: httpUrl.optional(),
+  scopes: z
+    .array(z.string().regex(/^[\x21-\x7e]{1,100}$/))
+    .max(20)
+    .optional(),
+  display_name: z.string().trim().min(1).max(60).optional(),
+  enabled: z.boolean().default(true),
+});
+
+export const providerOutput = z
+  .object({
+    provider: providerNameInput,
+    display_name: z.string(),
+    enabled: z.boolean(),
+    client_id: z.string(),
+    client_secret: z.string(),
+    issuer: z.string().nullable(),
+    scopes: z.array(z.string()),
+    callback_url: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'SocialProvider' });
+
+export const enabledProviderOutput = z
+  .object({ provider: providerNameInput, display_name: z.string(), start_url: z.string() })
+  .meta({ id: 'EnabledSocialProvider' });
+export const enabledProviderPage = pageOf(enabledProviderOutput);
+export const listProvidersInput = z.object({ ...pageParams }).prefault({});
+
+export function callbackUrl(baseUrl: string, provider: SocialProviderName): string {
+  return `${baseUrl}/api/v1/auth/oauth/${provider}/callback`;
+}
+
+function view(deps: AppDeps, row: SocialProvider): z.infer<typeof providerOutput> {
+  return {
+    provider: row.provider,
+    display_name: row.config.display_name,
+    enabled: row.enabled,
+    client_id: row.config.client_id,
+    client_secret: mask(deps.box.open(row.secretSealed)),
+    issuer: row.config.issuer,
+    scopes: row.config.scopes,
+    callback_url: callbackUrl(deps.config.BASE_URL, row.provider),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export async function putProvider(deps: AppDeps, scope: AuditScope, input: z.infer<typeof putProviderInput>, now: Date) {
+  const preset = PRESETS[input.provider];
+  if (input.provider === 'oidc' && !input.issuer) {
+    throw new AppError('BAD_REQUEST', 'A generic OpenID provider needs its issuer', {
+      details: [{ path: 'issuer', message: 'required for oidc' }],
+    });
+  }
+  if (input.provider === 'google' && input.issuer) {
+    throw new AppError('BAD_REQUEST', 'Google’s issuer is fixed', { details: [{ path: 'issuer', message: 'not accepted for google' }] });
+  }
+  if (input.github_base_url && input.provider !== 'github') {
+    throw new AppError('BAD_REQUEST', 'github_base_url is for GitHub only', {
+      details: [{ path: 'github_base_url', message: 'github only' }],
+    });
+  }
+  let row = await scope.em.findOne(SocialProvider, { provider: input.provider }, { populate: ['secretSealed'] });
+  if (!row && !input.client_secret) {
+    throw new AppError('BAD_REQUEST', 'client_secret is required when a provider is first configured', {
+      details: [{ path: 'client_secret', message: 'required' }],
+    });
+  }
+  row ??= Object.assign(new SocialProvider(), {
+    id: newId('spr'),
+    workspaceId: scope.workspaceId,
+    provider: input.provider,
+    createdAt: now,
+  });
+  row.config = {
+    client_id: input.client_id,
+    issuer: input.provider === 'github' ? (input.github_base_url?.replace(/\/+$/, '') ?? null) : (input.issuer ?? preset.issuer),
+    scopes: input.scopes ?? preset.scopes,
+    display_name: input.display_name ?? preset.displayName,
+  };
+  if (input.client_secret) row.secretSealed = deps.box.seal(input.client_secret);
+  row.enabled = input.enabled;
+  row.updatedAt = now;
+  scope.em.persist(row);
+  recordAudit(scope, {
+    eventType: 'social_provider.update',
+    target: { type: 'social_provider', id: input.provider },
+    details: { enabled: row.enabled, client_id: row.config.client_id, issuer: row.config.issuer, secret_changed: !!input.client_secret },
+  });
+  await scope.em.flush();
+  return view(deps, row);
+}
+
+export async function listEnabledProviders(deps: AppDeps, em: EntityManager, workspaceId: string, query: PageQuery) {
+  const rows = await em.find(SocialProvider, { enabled: true }, { orderBy: { provider: 'asc' } });
+  const start = (query.page - 1) * query.per_page;
+  const data = rows.slice(start, start + query.per_page).map((row) => ({
+    provider: row.provider,
+    display_name: row.config.display_name,
+    start_url: `${deps.config.BASE_URL}/api/v1/auth/oauth/${row.provider}/start?workspace_id=${workspaceId}`,
+  }));
+  return toPage(data, rows.length, query);
+}
+
+export async function enabledProvider(em: EntityManager, provider: string): Promise<SocialProvider> {
+  const row = (SOCIAL_PROVIDERS as readonly string[]).includes(provider)
+    ? await em.findOne(SocialProvider, { provider: provider as SocialProviderName, enabled: true }, { populate: ['secretSealed'] })
+    : null;
+  if (!row) throw new AppError('NOT_FOUND', `Sign-in with ${provider} is not enabled in this workspace`);
+  return row;
+}
+
+/** How to reach the provider: discovery for OpenID providers, fixed endpoints for GitHub. */
+export function endpointOf(deps: AppDeps, row: SocialProvider): ProviderEndpoint {
+  const clientSecret = deps.box.open(row.secretSealed);
+  const oauth = PRESETS[row.provider].oauth;
+  if (oauth) {
+    const base = row.config.issuer;
+    return {
+      clientId: row.config.client_id,
+      clientSecret,
+      endpoints: base
+        ? { authorization: `${base}/login/oauth/authorize`, token: `${base}/login/oauth/access_token` }
+        : { authorization: oauth.authorization, token: oauth.token },
+    };
+  }
+  return { clientId: row.config.client_id, clientSecret, issuer: row.config.issuer ?? undefined };
+}
+
+interface GitHubEmail {
+  email: string;
+  primary: boolean;
+  verified: boolean;
+}
+
+/** GitHub has no id_token: the profile and the primary verified email come from its API. */
+export async function githubIdentity(row: SocialProvider, accessToken: string): Promise<ProviderIdentity> {
+  const api = row.config.issuer ? `${row.config.issuer}/api/v3` : (PRESETS.github.oauth?.api as string);
+  const headers = { authorization: `Bearer ${accessToken}`, accept: 'application/vnd.github+json', 'user-agent': 'identity-service' };
+  const [userRes, emailsRes] = await Promise.all([
+    fetch(`${api}/user`, { headers, signal: AbortSignal.timeout(5000) }),
+    fetch(`${api}/user/emails`, { headers, signal: AbortSignal.timeout(5000) }),
+  ]);
+  if (!userRes.ok || !emailsRes.ok) throw new AppError('UNAUTHORIZED', 'GitHub did not return the user’s profile');
+  const user = (await userRes.json()) as Record<string, unknown>;
+  const emails = (await emailsRes.json()) as GitHubEmail[];
+  const primary = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified);
+  return {
+    subject: String(user.id),
+    email: primary?.email.toLowerCase() ?? null,
+    emailVerified: !!primary,
+    profile: { ...user, email: primary?.email, name: user.name ?? user.login },
+    accessToken,
+  };
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { auditScope } from '../../core/audit-scope.ts';
+import { originOf } from '../../core/context.ts';
+import { limitedPublicProcedure, managementProcedure, publicTenantProcedure, router } from '../../core/trpc.ts';
+import { challengeOutput } from '../mfa/mfa.schema.ts';
+import { tokensOutput } from '../auth/auth.schema.ts';
+import { exchangeCode } from './external-sign-in.ts';
+import { enabledProviderPage, listEnabledProviders, listProvidersInput, providerOutput, putProvider, putProviderInput } from './social.ts';
+
+const tags = ['auth'];
+
+export const ssoRouter = router({
+  providers: publicTenantProcedure('socialAuth')
+    .meta({
+      openapi: { method: 'GET', path: '/api/v1/auth/oauth/providers', tags, summary: 'List enabled social providers (send X-Tenant-ID)' },
+    })
+    .input(listProvidersInput)
+    .output(enabledProviderPage)
+    .query(({ ctx, input }) => listEnabledProviders(ctx.deps, ctx.em, ctx.workspaceId, input)),
+
+  putProvider: managementProcedure('organizations:write')
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/api/v1/auth/oauth/providers/{provider}',
+        tags,
+        summary: 'Configure Google, GitHub, Microsoft or a generic OpenID provider for social sign-in',
+        protect: true,
+      },
+    })
+    .input(putProviderInput)
+    .output(providerOutput)
+    .mutation(({ ctx, input }) => putProvider(ctx.deps, auditScope(ctx), input, ctx.deps.clock.now())),
+
+  exchange: limitedPublicProcedure('socialAuth')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/auth/oauth/exchange',
+        tags,
+        summary: 'Swap the one-time code of a social or SSO sign-in for tokens (or the second-factor challenge)',
+      },
+    })
+    .input(z.strictObject({ code: z.string().min(1).max(200) }))
+    .output(z.union([tokensOutput, challengeOutput]))
+    .mutation(async ({ ctx, input }) => {
+      const result = await exchangeCode(ctx.deps, ctx.em, input.code, originOf(ctx));
+      return result.kind === 'tokens' ? result.tokens : result.challenge;
+    }),
+});
