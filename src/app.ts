@@ -10,6 +10,7 @@ import { buildOpenApiDocument } from './core/openapi.ts';
 import { createGraphQLServer } from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
 import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
+import { portalRoutes } from './modules/sso/portal.routes.ts';
 import { appRouter } from './router.ts';
 
 /** Express composition: cross-cutting middleware, then the three doors. Nothing else lives here. */
@@ -33,6 +34,7 @@ export function buildApp(deps: AppDeps): Express {
   const json = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
   app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json);
   app.use(externalSignInRoutes(deps));
+  app.use(portalRoutes(deps));
   app.use(restDoor(deps));
   app.use(
     '/trpc',

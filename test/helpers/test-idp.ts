@@ -32,8 +32,8 @@ export async function startTestIdp(clients: { client_id: string; client_secret: 
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const configuration: Configuration = {
     clients: clients.map((c) => ({ ...c, grant_types: ['authorization_code'], response_types: ['code'] })),
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name'], groups: ['groups'] },
-    scopes: ['openid', 'email', 'profile', 'groups'],
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'given_name', 'family_name', 'groups'] },
+    scopes: ['openid', 'email', 'profile'],
     cookies: { keys: ['test-idp-cookie-key'] },
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => true },

@@ -53,7 +53,7 @@ export function connectionView(connection: SsoConnection, org: Organization, box
       ? {
           entity_id: saml.entity_id,
           sso_url: saml.sso_url,
-          certificate_fingerprints: saml.certificates.map(fingerprint),
+          certificate_fingerprints: saml.signing_certs.map(fingerprint),
           metadata_url: saml.metadata_url,
         }
       : null,

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Router, type Request, type Response } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { sendError } from '../../core/envelope.ts';
@@ -11,7 +11,8 @@ import { getRequestInfo } from '../../core/request-info.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
 import { Organization } from '../organizations/organization.entity.ts';
 import { joinOrganization, organizationForEmail } from '../organizations/organizations.service.ts';
-import { findConnection } from './connections.ts';
+import { findConnection, serviceProviderOf } from './connections.ts';
+import { authnRequestUrl, spMetadata, validateSamlResponse } from './saml.ts';
 import {
   checkRedirectUri,
   consumeState,
@@ -23,7 +24,7 @@ import {
 } from './external-sign-in.ts';
 import { authorizationRequest, providerConfiguration, redeemCode, type ProviderIdentity, type RpOptions } from './oidc-rp.ts';
 import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } from './social.ts';
-import type { OidcConnectionConfig } from './sso-connection.entity.ts';
+import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
 import { randomBytes } from 'node:crypto';
 
 /** http:// identity providers are for tests and local development only. */
@@ -207,7 +208,21 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         : await organizationForEmail(em, email as string);
       const connection = org?.sso.enabled ? await findConnection(em, org.id) : null;
       if (!org || !connection) throw new AppError('NOT_FOUND', 'No organization signs in with SSO for this email domain');
-      if (connection.kind !== 'oidc') throw new AppError('BAD_REQUEST', 'This organization’s connection is not an OpenID Connect one');
+      if (connection.kind === 'saml') {
+        const state = randomBytes(32).toString('base64url');
+        let requestId = '';
+        const request = await authnRequestUrl(samlServiceProvider(deps, org.id), connection.config as SamlConnectionConfig, state, {
+          store: {
+            save: async (id) => {
+              requestId = id;
+            },
+            take: async () => false,
+          },
+        });
+        await startFlow(deps, em, { workspaceId, kind: 'sso', redirectUri, state, flow: { source: org.id, requestId } });
+        res.redirect(302, request.url);
+        return;
+      }
       const oidc = connection.config as OidcConnectionConfig;
       const config = await providerConfiguration(
         { issuer: oidc.issuer, clientId: oidc.client_id, clientSecret: deps.box.open(connection.secretSealed as string) },
@@ -259,7 +274,57 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     }),
   );
 
+  router.get(
+    '/api/v1/auth/sso/saml/:organizationId/metadata',
+    handler(deps, async (req, res) => {
+      const organizationId = String(req.params.organizationId);
+      if (!isId('org', organizationId)) throw new AppError('NOT_FOUND', 'No such organization');
+      res.type('application/samlmetadata+xml').send(spMetadata(samlServiceProvider(deps, organizationId)));
+    }),
+  );
+
+  /**
+   * The SAML assertion consumer: the IdP's POSTed response, answered to the AuthnRequest whose
+   * RelayState (our state) it carries. The state is consumed first, so a response is accepted once.
+   */
+  router.post(
+    '/api/v1/auth/sso/saml/:organizationId/acs',
+    express.urlencoded({ extended: false, limit: '512kb' }),
+    handler(deps, async (req, res) => {
+      const body = req.body as Record<string, unknown>;
+      const relayState = typeof body.RelayState === 'string' ? body.RelayState : '';
+      const samlResponse = typeof body.SAMLResponse === 'string' ? body.SAMLResponse : '';
+      if (!relayState || !samlResponse)
+        throw new AppError('BAD_REQUEST', 'The SAML post needs SAMLResponse and RelayState (IdP-initiated sign-in is not supported)');
+      const flow = await consumeState(deps, deps.orm.em.fork(), relayState, 'sso');
+      const organizationId = String(req.params.organizationId);
+      await finish(deps, res, flow, originOf(req), async (em) => {
+        if (flow.flow.source !== organizationId) throw new AppError('BAD_REQUEST', 'The response reached another organization’s endpoint');
+        const org = await em.findOne(Organization, { id: organizationId });
+        const connection = org ? await findConnection(em, org.id) : null;
+        if (!org || !connection || connection.kind !== 'saml' || !org.sso.enabled) {
+          throw new AppError('FORBIDDEN', 'This organization no longer signs in with this connection');
+        }
+        const profile = await validateSamlResponse(
+          samlServiceProvider(deps, org.id),
+          connection.config as SamlConnectionConfig,
+          samlResponse,
+          {
+            store: { save: async () => undefined, take: async (id) => id === flow.flow.requestId },
+          },
+        );
+        return (scope) =>
+          ssoUser(deps, scope, org, profile.email, { ...profile.attributes, email: profile.email, name_id: profile.name_id });
+      });
+    }),
+  );
+
   return router;
+}
+
+function samlServiceProvider(deps: AppDeps, organizationId: string) {
+  const sp = serviceProviderOf(deps.config.BASE_URL, organizationId);
+  return { entityId: sp.entity_id, acsUrl: sp.acs_url };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { EntitySchema } from '@mikro-orm/core';
 import { tenantFilters } from '../../db/tenant.ts';
+import type { IdpSamlConfig } from './saml.ts';
 
 export interface OidcConnectionConfig {
   issuer: string;
@@ -7,11 +8,8 @@ export interface OidcConnectionConfig {
   scopes: string[];
 }
 
-export interface SamlConnectionConfig {
-  entity_id: string;
-  sso_url: string;
-  /** The IdP's signing certificates, base64 DER. */
-  certificates: string[];
+/** The IdP's metadata as parsed (saml.ts), and where it was fetched from, if from a URL. */
+export interface SamlConnectionConfig extends IdpSamlConfig {
   metadata_url: string | null;
 }
 

@@ -1,0 +1,225 @@
+import { inflateRawSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { fixtureKey, idpMetadataXml, samlResponseXml, signSamlXml, toBase64 } from '../../../test/helpers/saml.ts';
+import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
+import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+/** Enterprise SSO end to end: the Admin Portal configures the connection, users sign in through it. */
+describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let idp: TestIdp;
+  let base: string;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'SSO');
+    base = app.deps.config.BASE_URL;
+    idp = await startTestIdp([
+      { client_id: 'acme-app', client_secret: 'acme-idp-secret', redirect_uris: [`${base}/api/v1/auth/sso/oidc/callback`] },
+    ]);
+  });
+  afterAll(async () => {
+    await idp.close();
+    await app.close();
+  });
+
+  const onApp = (url: string | URL) => {
+    const u = new URL(url);
+    return `${u.pathname}${u.search}`;
+  };
+
+  async function organization(name: string, domain: string, sso: Record<string, unknown> = {}) {
+    const res = await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name, domains: [domain], sso } });
+    expect(res.status).toBe(201);
+    return res.body.data.id as string;
+  }
+
+  /** Opens a fresh portal link as the IT admin's browser: answers the session cookie. */
+  async function openPortal(organizationId: string): Promise<string> {
+    const link = await call(app, 'POST', '/api/v1/organizations/portal-link', {
+      token: ws.apiKey,
+      body: { organization_id: organizationId },
+    });
+    expect(link.status).toBe(201);
+    const opened = await call(app, 'GET', onApp(link.body.data.link));
+    expect(opened.status).toBe(303);
+    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    expect(cookie).toMatch(/^portal_session=/);
+    return cookie;
+  }
+
+  function postForm(path: string, cookie: string, form: Record<string, string>) {
+    return call(app, 'POST', path, {
+      raw: new URLSearchParams(form).toString(),
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+  }
+
+  async function exchange(location: URL) {
+    return call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: { code: location.searchParams.get('code') } });
+  }
+
+  it('issues a single-use portal link that expires after five minutes', async () => {
+    const org = await organization('Portal Co', 'portal-co.example');
+    const link = await call(app, 'POST', '/api/v1/organizations/portal-link', { token: ws.apiKey, body: { organization_id: org } });
+    expect(link.body.data.link).toMatch(new RegExp(`^${base}/portal\\?token=`));
+    const first = await call(app, 'GET', onApp(link.body.data.link));
+    expect(first.status).toBe(303);
+    expect(first.headers.get('set-cookie')).toMatch(/HttpOnly/i);
+    expect(first.headers.get('set-cookie')).toMatch(/SameSite=Strict/i);
+    const again = await call(app, 'GET', onApp(link.body.data.link));
+    expect(again.status).toBe(401);
+    expect(again.body).toContain('expired or was already used');
+
+    const later = await call(app, 'POST', '/api/v1/organizations/portal-link', { token: ws.apiKey, body: { organization_id: org } });
+    app.clock.advance(5 * 60_000 + 1000);
+    expect((await call(app, 'GET', onApp(later.body.data.link))).status).toBe(401);
+    expect((await call(app, 'GET', '/portal/sso')).status).toBe(401);
+
+    const page = await call(app, 'GET', '/portal/sso', {
+      headers: { cookie: (first.headers.get('set-cookie') ?? '').split(';')[0] as string },
+    });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(page.body).toContain('Portal Co');
+    expect(page.body).toContain(`${base}/api/v1/auth/sso/saml/${org}/acs`);
+    expect(page.body).not.toMatch(/<script|style=/);
+    const other = await createWorkspace(app, 'Elsewhere');
+    expect(
+      (await call(app, 'POST', '/api/v1/organizations/portal-link', { token: other.apiKey, body: { organization_id: org } })).status,
+    ).toBe(404);
+  });
+
+  it('tests an OpenID connection before saving it, then signs users of the domain in through it', async () => {
+    const org = await organization('Acme', 'acme-sso.example');
+    const cookie = await openPortal(org);
+
+    const bad = await postForm('/portal/sso/oidc', cookie, {
+      issuer: 'http://127.0.0.1:9/nothing',
+      client_id: 'acme-app',
+      client_secret: 's',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toContain('connection test failed');
+    expect((await call(app, 'GET', `/api/v1/organizations/${org}/sso-connection`, { token: ws.apiKey })).status).toBe(404);
+    const foreign = await call(app, 'POST', '/portal/sso/oidc', {
+      raw: new URLSearchParams({ issuer: idp.issuer, client_id: 'acme-app', client_secret: 'acme-idp-secret' }).toString(),
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+    });
+    expect(foreign.status).toBe(403);
+
+    const saved = await postForm('/portal/sso/oidc', cookie, {
+      issuer: idp.issuer,
+      client_id: 'acme-app',
+      client_secret: 'acme-idp-secret',
+    });
+    expect(saved.status).toBe(200);
+    expect(saved.body).toContain('tested and saved');
+    const shown = await call(app, 'GET', `/api/v1/organizations/${org}/sso-connection`, { token: ws.apiKey });
+    expect(shown.body.data).toMatchObject({
+      kind: 'oidc',
+      active: true,
+      oidc: { issuer: idp.issuer, client_id: 'acme-app', client_secret: '••••cret' },
+    });
+    expect(JSON.stringify(shown.body)).not.toContain('acme-idp-secret');
+
+    const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=jane@acme-sso.example`);
+    expect(start.status).toBe(302);
+    const authorize = new URL(start.headers.get('location') as string);
+    expect(authorize.origin).toBe(idp.issuer);
+    expect(authorize.searchParams.get('login_hint')).toBe('jane@acme-sso.example');
+    idp.signInAs({ sub: 'jane', claims: { email: 'jane@acme-sso.example', given_name: 'Jane', family_name: 'Doe', groups: ['eng'] } });
+    const callback = await idp.authorize(authorize.href);
+    const back = await call(app, 'GET', onApp(callback));
+    expect(back.status).toBe(303);
+    const signedIn = await exchange(new URL(back.headers.get('location') as string));
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.data.user).toMatchObject({ email: 'jane@acme-sso.example', name: 'Jane Doe', email_verified: true });
+    expect(signedIn.body.data.user.metadata).toMatchObject({ first_name: 'Jane', last_name: 'Doe', groups: ['eng'] });
+    const orgNow = await call(app, 'GET', `/api/v1/organizations/${org}`, { token: ws.apiKey });
+    expect(orgNow.body.data.member_count).toBe(1);
+    const roles = await call(app, 'GET', `/api/v1/users/${signedIn.body.data.user.id}/roles`, { token: ws.apiKey });
+    expect(roles.body.data.map((r: { role: { key: string } }) => r.role.key)).toEqual(['member']);
+
+    // The IdP speaks for the organization's domains only.
+    const outsider = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&organization_id=${org}`);
+    idp.signInAs({ sub: 'mallory', claims: { email: 'ceo@other-company.example' } });
+    const refused = await call(app, 'GET', onApp(await idp.authorize(new URL(outsider.headers.get('location') as string).href)));
+    expect(new URL(refused.headers.get('location') as string).searchParams.get('error')).toBe('access_denied');
+
+    // With just-in-time provisioning off, unknown users are refused and known ones still sign in.
+    await call(app, 'PATCH', `/api/v1/organizations/${org}`, { token: ws.apiKey, body: { sso: { jit_provisioning: false } } });
+    const newcomer = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=new@acme-sso.example`);
+    idp.signInAs({ sub: 'new', claims: { email: 'new@acme-sso.example' } });
+    const noJit = await call(app, 'GET', onApp(await idp.authorize(new URL(newcomer.headers.get('location') as string).href)));
+    expect(new URL(noJit.headers.get('location') as string).searchParams.get('error')).toBe('access_denied');
+
+    const noOrg = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=someone@unknown.example`);
+    expect(noOrg.status).toBe(404);
+  });
+
+  it('checks SAML metadata before saving it and accepts a signed response once; a tampered one is refused', async () => {
+    const org = await organization('Initech', 'initech.example');
+    const cookie = await openPortal(org);
+    const key = fixtureKey('idp');
+    const idpEntity = 'https://idp.initech.example/saml';
+    const broken = await postForm('/portal/sso/saml', cookie, { metadata_xml: '<not-metadata/>' });
+    expect(broken.status).toBe(400);
+    const metadata = idpMetadataXml({ entityId: idpEntity, ssoUrl: 'https://idp.initech.example/sso', certs: [key.certBase64] });
+    const saved = await postForm('/portal/sso/saml', cookie, { metadata_xml: metadata });
+    expect(saved.status).toBe(200);
+    const shown = await call(app, 'GET', `/api/v1/organizations/${org}/sso-connection`, { token: ws.apiKey });
+    expect(shown.body.data).toMatchObject({ kind: 'saml', saml: { entity_id: idpEntity, sso_url: 'https://idp.initech.example/sso' } });
+    expect(shown.body.data.saml.certificate_fingerprints[0]).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+    const spMetadata = await call(app, 'GET', `/api/v1/auth/sso/saml/${org}/metadata`);
+    expect(spMetadata.body).toContain(shown.body.data.service_provider.acs_url);
+
+    async function startSaml() {
+      const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=peter@initech.example`);
+      expect(start.status).toBe(302);
+      const url = new URL(start.headers.get('location') as string);
+      expect(`${url.origin}${url.pathname}`).toBe('https://idp.initech.example/sso');
+      const request = inflateRawSync(Buffer.from(url.searchParams.get('SAMLRequest') as string, 'base64')).toString();
+      return { relayState: url.searchParams.get('RelayState') as string, requestId: /ID="([^"]+)"/.exec(request)?.[1] as string };
+    }
+    const sp = { entityId: shown.body.data.service_provider.entity_id, acsUrl: shown.body.data.service_provider.acs_url };
+    const respond = (relayState: string, xml: string) =>
+      call(app, 'POST', `/api/v1/auth/sso/saml/${org}/acs`, {
+        raw: new URLSearchParams({ SAMLResponse: toBase64(xml), RelayState: relayState }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+
+    const good = await startSaml();
+    const signed = signSamlXml(
+      samlResponseXml({
+        sp,
+        idp: { entity_id: idpEntity },
+        inResponseTo: good.requestId,
+        nameId: 'peter@initech.example',
+        attributes: { firstName: 'Peter' },
+      }),
+      key,
+      'assertion',
+    );
+    const accepted = await respond(good.relayState, signed);
+    expect(accepted.status).toBe(303);
+    const signedIn = await exchange(new URL(accepted.headers.get('location') as string));
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.data.user).toMatchObject({ email: 'peter@initech.example', metadata: { first_name: 'Peter' } });
+    const replayed = await respond(good.relayState, signed);
+    expect(replayed.status).toBe(401);
+
+    const next = await startSaml();
+    const tampered = signSamlXml(
+      samlResponseXml({ sp, idp: { entity_id: idpEntity }, inResponseTo: next.requestId, nameId: 'peter@initech.example' }),
+      key,
+      'assertion',
+    ).replace('peter@initech.example', 'admin@initech.example');
+    const refused = await respond(next.relayState, tampered);
+    expect(refused.status).toBe(303);
+    expect(new URL(refused.headers.get('location') as string).searchParams.get('error')).toBe('access_denied');
+  });
+});
