@@ -36,6 +36,12 @@ describe('tenant isolation matrix', () => {
       await call(app, 'POST', '/api/v1/invitations', { token: a.apiKey, body: { email: uniqueEmail('inv') } })
     ).body.data.id;
     ids['api-keys'] = (await call(app, 'POST', '/api/v1/api-keys', { token: a.apiKey, body: { name: 'A key' } })).body.data.id;
+    ids.applications = (
+      await call(app, 'POST', '/api/v1/applications', {
+        token: a.apiKey,
+        body: { name: 'A app', type: 'web', redirect_uris: ['https://a.example.com/callback'] },
+      })
+    ).body.data.id;
   });
   afterAll(() => app.close());
 
@@ -57,6 +63,7 @@ describe('tenant isolation matrix', () => {
       const bodies: Record<string, object> = {
         'PATCH /api/v1/users/{id}': { name: 'Renamed' },
         'POST /api/v1/groups/{id}/members': { user_id: b.owner.id },
+        'PATCH /api/v1/applications/{id}': { name: 'Renamed' },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {
@@ -81,7 +88,14 @@ describe('tenant isolation matrix', () => {
   });
 
   it('shows none of A’s rows in any of B’s lists', async () => {
-    for (const path of ['/api/v1/users', '/api/v1/roles', '/api/v1/groups', '/api/v1/invitations', '/api/v1/api-keys']) {
+    for (const path of [
+      '/api/v1/users',
+      '/api/v1/roles',
+      '/api/v1/groups',
+      '/api/v1/invitations',
+      '/api/v1/api-keys',
+      '/api/v1/applications',
+    ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);
       const rows = JSON.stringify(res.body.data);
