@@ -91,6 +91,8 @@ async function asFormRequest(req: Request): Promise<IncomingMessage> {
   };
   forwarded.push(body);
   forwarded.push(null);
+  // Fully received: without this, the end of the stream reads as an aborted request and closes the socket.
+  forwarded.complete = true;
   setRequestInfo(forwarded, getRequestInfo(req));
   return forwarded;
 }
