@@ -1,3 +1,4 @@
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { TOTP, URI } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,7 +43,8 @@ describe('authorization code + PKCE with openid-client', () => {
   async function relyingParty(clientId: string, auth: oidc.ClientAuth = oidc.None()): Promise<oidc.Configuration> {
     const ip = someIp();
     const config = await oidc.discovery(new URL(app.url), clientId, undefined, auth, {
-      execute: [oidc.allowInsecureRequests],
+      // Also check every id_token's signature against the JWKS (the library may skip it over TLS).
+      execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks],
       [oidc.customFetch]: (url, options) =>
         fetch(url, { ...options, body: options.body as RequestInit['body'], headers: { ...options.headers, 'x-forwarded-for': ip } }),
     });
@@ -120,8 +122,10 @@ describe('authorization code + PKCE with openid-client', () => {
     const claims = tokens.claims();
     expect(claims).toMatchObject({ iss: app.url, sub: user.id, aud: spaId, nonce: started.nonce });
     expect(typeof claims?.auth_time).toBe('number');
-    const header = JSON.parse(Buffer.from((tokens.id_token as string).split('.')[0] as string, 'base64url').toString());
-    expect(header.alg).toBe('RS256');
+    const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri as string));
+    const verified = await jwtVerify(tokens.id_token as string, jwks, { issuer: app.url, audience: spaId, algorithms: ['RS256'] });
+    expect(verified.protectedHeader).toMatchObject({ alg: 'RS256', kid: expect.any(String) });
+    expect(verified.payload.sub).toBe(user.id);
 
     const info = await oidc.fetchUserInfo(config, tokens.access_token, user.id);
     expect(info).toMatchObject({ sub: user.id, email: user.email, email_verified: false, name: 'Ada Lovelace' });

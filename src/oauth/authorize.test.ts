@@ -115,6 +115,22 @@ describe('authorization endpoint and discovery', () => {
       expect(oauthDoc.issuer).toBe(doc.issuer);
     });
 
+    it('is described in the OpenAPI document with the other protocol endpoints', async () => {
+      const { paths } = await (await fetch(`${app.url}/api/v1/openapi.json`)).json();
+      for (const [path, method] of [
+        ['/oauth/authorize', 'get'],
+        ['/oauth/token', 'post'],
+        ['/oauth/userinfo', 'get'],
+        ['/oauth/revoke', 'post'],
+        ['/oauth/introspect', 'post'],
+        ['/.well-known/openid-configuration', 'get'],
+        ['/.well-known/jwks.json', 'get'],
+        ['/api/v1/applications/{id}/rotate-secret', 'post'],
+      ]) {
+        expect(paths[path as string], path).toHaveProperty(method as string);
+      }
+    });
+
     it('serves one JWKS: the RS256 id_token key beside the EdDSA access-token key, no private members', async () => {
       const res = await fetch(`${app.url}/.well-known/jwks.json`);
       expect(res.status).toBe(200);

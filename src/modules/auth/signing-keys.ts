@@ -17,6 +17,11 @@ const ALGS: readonly SigningAlg[] = [ACCESS_TOKEN_ALG, ID_TOKEN_ALG];
 const ACTIVE_CACHE_MS = 60_000;
 /** A retired key stays published this long past the access-token lifetime (covers the cache above). */
 const PUBLISH_MARGIN_MS = 5 * 60_000;
+/**
+ * A running authorization server keeps signing with the id_token key it started with until it is
+ * restarted, so a retired id_token key stays published a day longer: restart within that day.
+ */
+const ID_TOKEN_RESTART_WINDOW_MS = 24 * 60 * 60_000;
 
 /**
  * Keys are held as WebCrypto CryptoKeys, which jose uses directly; handing it a node KeyObject
@@ -137,7 +142,8 @@ export class SigningKeys {
 
   private isPublished(key: SigningKey): boolean {
     if (!key.retiredAt) return true;
-    return key.retiredAt.getTime() + this.accessTokenTtlSeconds * 1000 + PUBLISH_MARGIN_MS > this.clock.now().getTime();
+    const margin = PUBLISH_MARGIN_MS + (key.alg === ID_TOKEN_ALG ? ID_TOKEN_RESTART_WINDOW_MS : 0);
+    return key.retiredAt.getTime() + this.accessTokenTtlSeconds * 1000 + margin > this.clock.now().getTime();
   }
 
   private generate(alg: SigningAlg): SigningKey {
