@@ -146,6 +146,35 @@ describe('authorization code + PKCE with openid-client', () => {
     await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
+  it('the hosted sign-in follows the API’s rules: audit rows, deactivated accounts refused after the password', async () => {
+    const user = await newUser();
+    const config = await relyingParty(spaId);
+    const browser = new Browser(app.url);
+    const login = await browser.go((await start(config, SPA_CALLBACK)).url.href);
+    await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: 'wrong password here' });
+    const done = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: PASSWORD });
+    expect(done.location).toBeDefined();
+    const rows = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ outcome: string; details: Record<string, unknown> }[]>(
+        "select outcome, details from audit_events where workspace_id = ? and event_type = 'auth.login' and target_id = ? order by created_at",
+        [ws.id, user.id],
+      );
+    expect(rows.map((r) => r.outcome)).toEqual(['failure', 'success']);
+    expect(rows[1]?.details).toMatchObject({ method: 'password', client_id: spaId });
+    const sessions = await app.deps.orm.em.fork().getConnection().execute('select id from sessions where user_id = ?', [user.id]);
+    expect(sessions).toHaveLength(0);
+
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    const again = new Browser(app.url);
+    const page = await again.go((await start(config, SPA_CALLBACK)).url.href);
+    const refused = await again.go(formAction(page.body, 'Sign in'), { email: user.email, password: PASSWORD });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('deactivated');
+    expect(refused.location).toBeUndefined();
+  });
+
   it('asks for the TOTP code when the user has a verified factor, with a confidential client', async () => {
     const user = await newUser();
     const session = await signIn(app, ws.id, user.email, PASSWORD);

@@ -4,7 +4,6 @@ import { errors as oidcErrors, type Client, type Interaction } from 'oidc-provid
 import { z } from 'zod';
 import type { AppDeps } from '../core/context.ts';
 import { AppError } from '../core/errors.ts';
-import { toAppError } from '../core/error-normalize.ts';
 import { getRequestInfo } from '../core/request-info.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { loginInput } from '../modules/auth/auth.schema.ts';
@@ -46,37 +45,30 @@ function html(res: Response, status: number, body: string): void {
   res.end(body);
 }
 
-/** What a sign-in refusal says on the page. Unknown email and wrong password read the same. */
-function messageFor(error: AppError): string {
-  switch (error.appCode) {
-    case 'BAD_REQUEST':
-      return 'Enter your email address and password.';
-    default:
-      return error.message;
-  }
-}
+type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: AppError };
 
 /**
- * One transaction, as a tRPC mutation has: a refusal that asks to keep its writes (the failed
- * attempt's audit row, the lockout count) commits them before the page says no.
+ * One transaction, as a tRPC mutation has. A refusal (an AppError) comes back as a value for the page
+ * to show; one that asks to keep its writes (the failed attempt's audit row, the lockout count)
+ * commits them first, any other rolls back. Anything else is thrown.
  */
-async function inTransaction<T>(deps: AppDeps, workspaceId: string, work: (em: EntityManager) => Promise<T>): Promise<T> {
-  let kept: AppError | undefined;
+async function attempt<T>(deps: AppDeps, workspaceId: string, work: (em: EntityManager) => Promise<T>): Promise<Outcome<T>> {
   const em = deps.orm.em.fork();
   em.setFilterParams(TENANT_FILTER, { workspaceId });
-  const result = await em.transactional(async (tx) => {
-    try {
-      return await work(tx);
-    } catch (error) {
-      const { appError } = toAppError(error);
-      if (!appError.keepChanges) throw error;
-      await tx.flush();
-      kept = appError;
-      return undefined;
-    }
-  });
-  if (kept) throw kept;
-  return result as T;
+  try {
+    return await em.transactional(async (tx): Promise<Outcome<T>> => {
+      try {
+        return { ok: true, value: await work(tx) };
+      } catch (error) {
+        if (!(error instanceof AppError) || !error.keepChanges) throw error;
+        await tx.flush();
+        return { ok: false, refusal: error };
+      }
+    });
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, refusal: error };
+    throw error;
+  }
 }
 
 export function interactionRoutes(deps: AppDeps): Router {
@@ -162,16 +154,14 @@ export function interactionRoutes(deps: AppDeps): Router {
       if (!decision.allowed) return loginPage(res, ctx, 429, { email, error: 'Too many sign-in attempts; try again in a minute.' });
       const parsed = loginInput.safeParse(req.body);
       if (!parsed.success) return loginPage(res, ctx, 400, { email, error: 'Enter your email address and password.' });
-      const attempt = { workspaceId: ctx.workspaceId, ...parsed.data, origin: origin(req) };
-      const result = await inTransaction(deps, ctx.workspaceId, (em) =>
-        signInWith(deps, em, attempt, sessionlessFinish({ client_id: ctx.client.clientId })),
-      ).catch((error: unknown) => {
-        if (error instanceof AppError) return error;
-        throw error;
-      });
-      if (result instanceof AppError) return loginPage(res, ctx, result.status, { email, error: messageFor(result) });
-      if (result.kind === 'challenge') return codePage(res, ctx, 200, result.challenge.mfa_token);
-      await signedIn(req, res, result.userId, ['pwd']);
+      const signIn = { workspaceId: ctx.workspaceId, ...parsed.data, origin: origin(req) };
+      const outcome = await attempt(deps, ctx.workspaceId, (em) =>
+        signInWith(deps, em, signIn, sessionlessFinish({ client_id: ctx.client.clientId })),
+      );
+      // Unknown email and wrong password read the same: the pipeline's own message.
+      if (!outcome.ok) return loginPage(res, ctx, outcome.refusal.status, { email, error: outcome.refusal.message });
+      if (outcome.value.kind === 'challenge') return codePage(res, ctx, 200, outcome.value.challenge.mfa_token);
+      await signedIn(req, res, outcome.value.userId, ['pwd']);
     } catch (error) {
       next(error);
     }
@@ -185,31 +175,29 @@ export function interactionRoutes(deps: AppDeps): Router {
       if (!parsed.success) return loginPage(res, ctx, 400, { error: EXPIRED });
       const { mfa_token: mfaToken, code } = parsed.data;
       const from = origin(req);
-      const userId = await inTransaction(deps, ctx.workspaceId, async (em) => {
+      const outcome = await attempt(deps, ctx.workspaceId, async (em) => {
         const challenge = await passSignInChallenge(deps, em, mfaToken, code, from);
         if (challenge.workspaceId !== ctx.workspaceId) throw new AppError('INVALID_TOKEN', EXPIRED);
-        const user = await em.execute<{ email: string }[]>('select email from users where id = ?', [challenge.userId]);
+        const [user] = await em.execute<{ email: string }[]>('select email from users where id = ?', [challenge.userId]);
         const signIn = {
           workspaceId: ctx.workspaceId,
           userId: challenge.userId,
-          email: user[0]?.email ?? '',
+          email: user?.email ?? '',
           method: 'mfa',
           origin: from,
           details: { client_id: ctx.client.clientId },
         };
         await recordSessionlessSignIn(em, signIn, deps.clock.now());
         return challenge.userId;
-      }).catch((error: unknown) => {
-        if (error instanceof AppError) return error;
-        throw error;
       });
-      if (userId instanceof AppError) {
+      if (!outcome.ok) {
+        const { refusal } = outcome;
         // A used or expired challenge cannot be answered again: back to the password.
-        if (userId.appCode === 'INVALID_TOKEN') return loginPage(res, ctx, 401, { error: 'Your sign-in expired; sign in again.' });
-        const message = userId.appCode === 'BAD_REQUEST' ? 'Enter the six-digit code from your authenticator app.' : userId.message;
-        return codePage(res, ctx, userId.status, mfaToken, message);
+        if (refusal.appCode === 'INVALID_TOKEN') return loginPage(res, ctx, 401, { error: 'Your sign-in expired; sign in again.' });
+        const message = refusal.appCode === 'BAD_REQUEST' ? 'Enter the six-digit code from your authenticator app.' : refusal.message;
+        return codePage(res, ctx, refusal.status, mfaToken, message);
       }
-      await signedIn(req, res, userId, ['pwd', 'otp', 'mfa']);
+      await signedIn(req, res, outcome.value, ['pwd', 'otp', 'mfa']);
     } catch (error) {
       next(error);
     }
