@@ -132,6 +132,9 @@ export function oauthRoutes(deps: AppDeps): Router {
           return sendOAuthError(res, 429, 'rate_limited', 'Too many token requests; try again later', rateLimitHeaders(decision));
         }
       }
+      // The client went away while we waited (a closed connection): there is no one to answer, and
+      // oidc-provider would find the body stream gone.
+      if (req.destroyed) return;
       if (trustProxy) forwardVerdict(req);
       res.setHeader('Content-Security-Policy', PROVIDER_CSP);
       const json = req.method === 'POST' && FORM_ENDPOINTS.has(req.path) && req.is('application/json') === 'application/json';
