@@ -314,6 +314,23 @@ describe('authorization endpoint and discovery', () => {
       expect(back.searchParams.get('state')).toBe('cancel-1');
     });
 
+    it('RP-initiated logout asks, then ends the browser session', async () => {
+      const user = await newUser();
+      const browser = new Browser(app.url);
+      await signInThrough(browser, (await codeRequest()).url, user.email);
+      const ask = await browser.go(`${app.url}/oauth/logout?client_id=${web.id}`);
+      expect(ask.status).toBe(200);
+      expect(ask.body).toContain('Sign out from Portal?');
+      expect(ask.body).not.toContain('<script');
+      const action = /<form id="op.logoutForm" method="post" action="([^"]+)"/.exec(ask.body)?.[1] as string;
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(ask.body)?.[1] as string;
+      const done = await browser.go(action, { xsrf, logout: 'yes' });
+      expect(done.status).toBe(200);
+      expect(done.body).toContain('You are signed out');
+      const silent = await browser.go((await codeRequest({ prompt: 'none' })).url);
+      expect(new URL(silent.location as string).searchParams.get('error')).toBe('login_required');
+    });
+
     it('a stale or foreign interaction page is an expired page, never a 500', async () => {
       const browser = new Browser(app.url);
       const page = await browser.go(`${app.url}/oauth/interaction/not-a-real-uid`);
