@@ -77,7 +77,7 @@ async function load(name: string, url: string, next: () => RequestShape, ceiling
             ...req,
             method: shape.method ?? 'GET',
             ...(shape.path ? { path: shape.path } : {}),
-            headers: { ...shape.headers, 'x-forwarded-for': nextIp(), ...(shape.body ? { 'content-type': 'application/json' } : {}) },
+            headers: { 'x-forwarded-for': nextIp(), ...(shape.body ? { 'content-type': 'application/json' } : {}), ...shape.headers },
             ...(shape.body ? { body: shape.body } : {}),
           };
         },
@@ -224,6 +224,28 @@ async function main(): Promise<void> {
           'POST /api/v1/auth/refresh (rotation)',
           `${base}/api/v1/auth/refresh`,
           () => ({ method: 'POST', body: JSON.stringify({ refresh_token: seeded.refreshTokens[i++ % seeded.refreshTokens.length] }) }),
+          'bare Express 5',
+        ),
+      );
+    }
+    if (wanted('client-credentials')) {
+      const created = await fetch(`${base}/api/v1/applications`, {
+        method: 'POST',
+        headers: { ...key, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Bench backend', type: 'm2m' }),
+      });
+      if (created.status !== 201) throw new Error(`application create answered ${created.status}: ${await created.text()}`);
+      const backend = ((await created.json()) as { data: { id: string; client_secret: string } }).data;
+      const basic = `Basic ${Buffer.from(`${backend.id}:${backend.client_secret}`).toString('base64')}`;
+      rows.push(
+        await load(
+          'POST /oauth/token (client_credentials)',
+          `${base}/oauth/token`,
+          () => ({
+            method: 'POST',
+            headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+            body: 'grant_type=client_credentials',
+          }),
           'bare Express 5',
         ),
       );

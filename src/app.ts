@@ -11,6 +11,7 @@ import { createGraphQLServer } from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
 import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
 import { portalRoutes } from './modules/sso/portal.routes.ts';
+import { oauthRoutes } from './oauth/routes.ts';
 import { appRouter } from './router.ts';
 
 /** Express composition: cross-cutting middleware, then the three doors. Nothing else lives here. */
@@ -25,6 +26,7 @@ export function buildApp(deps: AppDeps): Express {
   app.use(globalRateLimit(deps));
   app.use(healthRoutes(deps));
   app.use(wellKnownRoutes(deps));
+  app.use(oauthRoutes(deps));
 
   const openApiDocument = buildOpenApiDocument(deps.config.BASE_URL);
   app.get('/api/v1/openapi.json', (_req, res) => {

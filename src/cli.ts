@@ -5,10 +5,11 @@ import { openDatabase } from './db/database.ts';
 import { closeDeps, createDeps } from './deps.ts';
 import { createWorkspaceInput } from './modules/workspaces/workspaces.schema.ts';
 import { createWorkspace } from './modules/workspaces/workspaces.service.ts';
+import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG } from './modules/auth/signing-keys.ts';
 
 const USAGE = `Usage:
   npm run cli -- migrate
-  npm run cli -- keys rotate
+  npm run cli -- keys rotate [--id-token]
   npm run cli -- workspaces create --name NAME --owner-email EMAIL [--owner-password PASSWORD]
 
 Uses DATABASE_URL, or the embedded database under DATA_DIR (stop the server first: it holds it).`;
@@ -34,10 +35,12 @@ async function run(argv: string[]): Promise<void> {
   }
 
   if (group === 'keys' && command === 'rotate') {
+    const { values } = parseArgs({ args: rest, options: { 'id-token': { type: 'boolean' } }, strict: true });
     const database = await openDatabase(config, log, { migrate: true });
     try {
       const deps = await createDeps({ config, orm: database.orm, log, redis: null });
-      const kid = await deps.keys.rotate();
+      // The id_token (RS256) key is read when the authorization server starts: restart the servers after.
+      const kid = await deps.keys.rotate(values['id-token'] ? ID_TOKEN_ALG : ACCESS_TOKEN_ALG);
       await closeDeps(deps);
       process.stdout.write(`${JSON.stringify({ kid })}\n`);
     } finally {

@@ -9,6 +9,7 @@ import { createRateLimits } from './core/rate-limit.ts';
 import { detectStatementSupport } from './core/sql.ts';
 import { SigningKeys } from './modules/auth/signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
+import { createOAuthServer } from './oauth/provider.ts';
 
 /** Everything the process holds once, built the same way by main.ts, tests and the benchmark. */
 export async function createDeps(input: {
@@ -24,6 +25,7 @@ export async function createDeps(input: {
   const box = new CryptoBox(await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR));
   const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
   await keys.ensureActiveKey();
+  const oauth = await createOAuthServer({ config, orm, log, keys, box });
   const mailer = new EmailDispatcher(orm, log, config.SMTP_URL, config.MAIL_FROM);
   mailer.start();
   return {
@@ -35,11 +37,13 @@ export async function createDeps(input: {
     box,
     keys,
     mailer,
+    oauth,
     rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX, (error) => log.warn('rate-limit flush failed', { error })),
   };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
+  deps.oauth.stop();
   await deps.mailer.stop();
   await deps.rateLimits.close();
 }

@@ -1,6 +1,7 @@
 import type { AnyProcedure } from '@trpc/server';
 import { createCallerFactory, router, type Meta } from './core/trpc.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
+import { applicationsRouter } from './modules/applications/applications.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
@@ -24,6 +25,7 @@ export const appRouter = router({
   organizations: organizationsRouter,
   idpAttributes: idpAttributesRouter,
   sso: ssoRouter,
+  applications: applicationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -42,6 +42,12 @@ describe('tenant isolation matrix', () => {
     ids['idp-attributes'] = (
       await call(app, 'POST', '/api/v1/idp-attributes', { token: a.apiKey, body: { key: 'a_only', name: 'A only' } })
     ).body.data.key;
+    ids.applications = (
+      await call(app, 'POST', '/api/v1/applications', {
+        token: a.apiKey,
+        body: { name: 'A app', type: 'web', redirect_uris: ['https://a.example.com/callback'] },
+      })
+    ).body.data.id;
   });
   afterAll(() => app.close());
 
@@ -68,6 +74,7 @@ describe('tenant isolation matrix', () => {
         'POST /api/v1/groups/{id}/members': { user_id: b.owner.id },
         'PATCH /api/v1/organizations/{id}': { name: 'Renamed' },
         'PATCH /api/v1/idp-attributes/{key}': { enabled: false },
+        'PATCH /api/v1/applications/{id}': { name: 'Renamed' },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {
@@ -92,7 +99,14 @@ describe('tenant isolation matrix', () => {
   });
 
   it('shows none of A’s rows in any of B’s lists', async () => {
-    for (const path of ['/api/v1/users', '/api/v1/roles', '/api/v1/groups', '/api/v1/invitations', '/api/v1/api-keys']) {
+    for (const path of [
+      '/api/v1/users',
+      '/api/v1/roles',
+      '/api/v1/groups',
+      '/api/v1/invitations',
+      '/api/v1/api-keys',
+      '/api/v1/applications',
+    ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);
       const rows = JSON.stringify(res.body.data);

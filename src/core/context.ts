@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import type { SigningKeys } from '../modules/auth/signing-keys.ts';
 import type { EmailDispatcher } from '../modules/email/dispatcher.ts';
+import type { OAuthServer } from '../oauth/provider.ts';
 import type { Clock } from './clock.ts';
 import type { CryptoBox } from './crypto-box.ts';
 import type { Logger } from './logger.ts';
@@ -22,6 +23,8 @@ export interface AppDeps {
   box: CryptoBox;
   keys: SigningKeys;
   mailer: EmailDispatcher;
+  /** The OAuth 2.0 / OpenID Connect authorization server (oidc-provider), one per process. */
+  oauth: OAuthServer;
 }
 
 /** Per-request context, the same for all three doors. Procedure builders narrow it further. */

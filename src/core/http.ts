@@ -3,7 +3,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { AppDeps } from './context.ts';
 import { sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
-import { rateLimitedError } from './rate-limit.ts';
+import { rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
 import { getRequestInfo, setRequestInfo } from './request-info.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -31,12 +31,19 @@ export const noStore: RequestHandler = (_req, res, next) => {
   next();
 };
 
+const PROTOCOL_PATH = /^\/(oauth|\.well-known)\//;
+
 /** The spec's 1,000 calls per minute per client IP, over every path but the health probes. */
 export function globalRateLimit(deps: AppDeps): RequestHandler {
   return async (req, res, next) => {
     if (req.path === '/healthz' || req.path === '/readyz') return next();
     try {
       const decision = await deps.rateLimits.consume('global', getRequestInfo(req).ip);
+      if (!decision.allowed && PROTOCOL_PATH.test(req.path)) {
+        // OAuth clients parse RFC 6749 error bodies, not the envelope.
+        res.status(429).set({ ...rateLimitHeaders(decision), 'Cache-Control': 'no-store' });
+        return res.json({ error: 'rate_limited', error_description: 'Too many requests; try again later' });
+      }
       if (!decision.allowed) return sendError(res, rateLimitedError(decision));
       next();
     } catch (error) {

@@ -1,4 +1,5 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { PROTOCOL_SECURITY_SCHEMES, protocolPaths } from '../oauth/openapi.ts';
 import { appRouter, procedureMeta } from '../router.ts';
 
 type Json = Record<string, unknown>;
@@ -76,5 +77,7 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     }
     paths[exact.get(path) ?? path] = item;
   }
-  return { ...doc, paths } as OpenAPIObject;
+  Object.assign(paths, protocolPaths());
+  const components = { ...doc.components, securitySchemes: { ...doc.components?.securitySchemes, ...PROTOCOL_SECURITY_SCHEMES } };
+  return { ...doc, paths, components } as OpenAPIObject;
 }

@@ -1,4 +1,5 @@
 import { ApiKeySchema } from '../modules/api-keys/api-key.entity.ts';
+import { ApplicationSchema } from '../modules/applications/application.entity.ts';
 import { AuditEventSchema } from '../modules/audit/audit.entity.ts';
 import { PasswordResetTokenSchema, RefreshTokenSchema, SessionSchema } from '../modules/auth/session.entity.ts';
 import { SigningKeySchema } from '../modules/auth/signing-key.entity.ts';
@@ -38,4 +39,5 @@ export const entities = [
   SsoConnectionSchema,
   IdpAttributeSchema,
   SocialProviderSchema,
+  ApplicationSchema,
 ];

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { inject } from 'vitest';
@@ -25,9 +26,14 @@ export interface TestApp {
 
 /**
  * The whole service in-process on a free port, against the run's database (and REDIS_URL when set).
- * Each app gets its own rate-limit key space so files do not spend each other's budgets.
+ * Each app gets its own rate-limit key space so files do not spend each other's budgets. BASE_URL
+ * (the OIDC issuer) is the app's real address unless a test chooses another.
  */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
   const config = loadConfig({
     ...process.env,
     NODE_ENV: 'test',
@@ -38,7 +44,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     TRUST_PROXY: 'loopback',
     DATABASE_URL: inject('databaseUrl'),
     // Vite sets BASE_URL=/ in every test process; the service's BASE_URL is a different thing.
-    BASE_URL: '',
+    BASE_URL: url,
     ...env,
   });
   const orm = await MikroORM.init(ormOptions(config.DATABASE_URL as string, inject('embedded') ? 1 : 4));
@@ -46,11 +52,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, log) : null;
   const clock = new ManualClock();
   const deps = await createDeps({ config, orm, log, redis, clock });
-  const server = buildApp(deps).listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as AddressInfo;
+  server.on('request', buildApp(deps));
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     deps,
     clock,
     async close() {

@@ -6,6 +6,7 @@ import { Migration20261126020000_groups } from './Migration20261126020000_groups
 import { Migration20261126030000_invitations } from './Migration20261126030000_invitations.ts';
 import { Migration20261126040000_user_profile } from './Migration20261126040000_user_profile.ts';
 import { Migration20261126050000_user_search } from './Migration20261126050000_user_search.ts';
+import { Migration20261126060000_applications } from './Migration20261126060000_applications.ts';
 import { Migration20261126090000_organizations } from './Migration20261126090000_organizations.ts';
 
 /**
@@ -20,5 +21,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126030000_invitations', class: Migration20261126030000_invitations },
   { name: 'Migration20261126040000_user_profile', class: Migration20261126040000_user_profile },
   { name: 'Migration20261126050000_user_search', class: Migration20261126050000_user_search },
+  { name: 'Migration20261126060000_applications', class: Migration20261126060000_applications },
   { name: 'Migration20261126090000_organizations', class: Migration20261126090000_organizations },
 ];

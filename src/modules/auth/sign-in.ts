@@ -60,10 +60,17 @@ const USER_BY_EMAIL: Statement = {
            from users where workspace_id = $1 and email = $2`,
 };
 
-export type SignInResult = { kind: 'tokens'; tokens: TokensView } | { kind: 'challenge'; challenge: ChallengeView };
+export type SignInChallenge = { kind: 'challenge'; challenge: ChallengeView };
+export type SignInResult = { kind: 'tokens'; tokens: TokensView } | SignInChallenge;
 
-/** A stage may stop the sign-in with a result (a second-factor challenge) or throw to refuse it. */
-export type SignInStage = (run: SignInRun) => Promise<SignInResult | undefined>;
+/** A stage may stop the sign-in with a second-factor challenge, or throw to refuse it. */
+export type SignInStage = (run: SignInRun) => Promise<SignInChallenge | undefined>;
+
+/**
+ * What a sign-in that passed every stage ends with: a session and tokens for the API, a finished
+ * login for the hosted OAuth sign-in (whose sessions the authorization server keeps).
+ */
+export type SignInFinish<T> = (run: SignInRun) => Promise<T>;
 
 function scope(run: Pick<SignInRun, 'em' | 'attempt'>, user: SignInUser | null): AuditScope {
   return {
@@ -169,33 +176,98 @@ const accountState: SignInStage = async (run) => {
   return undefined;
 };
 
-/** The last stage: a session, tokens, the audit row and the bookkeeping of a good sign-in, in one statement. */
-const issueTokens: SignInStage = async (run) => {
-  const { user } = run;
-  const newPasswordHash = user.passwordHash && needsRehash(user.passwordHash) ? await hashPassword(run.attempt.password) : null;
+async function rehashIfDue(run: SignInRun): Promise<string | null> {
+  const { passwordHash } = run.user;
+  return passwordHash && needsRehash(passwordHash) ? hashPassword(run.attempt.password) : null;
+}
+
+/** The API's finish: a session, tokens, the audit row and the bookkeeping of a good sign-in, in one statement. */
+const issueTokens: SignInFinish<SignInResult> = async (run) => {
+  const newPasswordHash = await rehashIfDue(run);
   const method = run.attempt.method ?? 'password';
-  const tokens = await startSession(run.deps, run.em, { userId: user.id, method, newPasswordHash }, run.attempt.origin);
+  const tokens = await startSession(run.deps, run.em, { userId: run.user.id, method, newPasswordHash }, run.attempt.origin);
   return { kind: 'tokens', tokens };
 };
 
 /**
- * The stages after the password, in order: account state → risk → second factor → tokens. Risk
- * (threat detection) and second-factor stages are inserted before `issueTokens` by their modules.
+ * The stages after the password, in order: account state → risk → second factor, then the finish
+ * (tokens). Risk (threat detection) and second-factor stages are added here by their modules.
  */
-export const SIGN_IN_STAGES: SignInStage[] = [accountState, secondFactorStage, issueTokens];
+export const SIGN_IN_STAGES: SignInStage[] = [accountState, secondFactorStage];
 
-export async function signIn(deps: AppDeps, em: EntityManager, attempt: SignInAttempt): Promise<SignInResult> {
-  const now = deps.clock.now();
-  const user = await checkPassword(em, attempt, now);
-  return runStages({ deps, em, attempt, now, user });
-}
-
-async function runStages(run: SignInRun): Promise<SignInResult> {
+async function runStages<T>(run: SignInRun, finish: SignInFinish<T>): Promise<T | SignInChallenge> {
   for (const stage of SIGN_IN_STAGES) {
     const result = await stage(run);
     if (result) return result;
   }
-  throw new Error('sign-in pipeline ended without a result');
+  return finish(run);
+}
+
+/** The password, every stage, then `finish`; a stage may answer a second-factor challenge instead. */
+export async function signInWith<T>(
+  deps: AppDeps,
+  em: EntityManager,
+  attempt: SignInAttempt,
+  finish: SignInFinish<T>,
+): Promise<T | SignInChallenge> {
+  const now = deps.clock.now();
+  const user = await checkPassword(em, attempt, now);
+  return runStages({ deps, em, attempt, now, user }, finish);
+}
+
+export function signIn(deps: AppDeps, em: EntityManager, attempt: SignInAttempt): Promise<SignInResult> {
+  return signInWith(deps, em, attempt, issueTokens);
+}
+
+export interface SessionlessSignIn {
+  workspaceId: string;
+  userId: string;
+  email: string;
+  /** `password`, or `mfa` once a challenge was answered. */
+  method: string;
+  newPasswordHash?: string | null;
+  origin: Origin;
+  /** More for the audit row (the OAuth client signed in to). */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The bookkeeping of a good sign-in that opens no session of this service (the hosted OAuth sign-in:
+ * the authorization server keeps its own): failures reset, last sign-in, a rehash when due, the
+ * audit row. The same as `startSession` writes, less the session and its tokens.
+ */
+export async function recordSessionlessSignIn(em: EntityManager, signIn: SessionlessSignIn, now: Date): Promise<void> {
+  await em.execute(
+    `update users set failed_login_count = 0, last_sign_in_at = ?, password_hash = coalesce(?, password_hash),
+            updated_at = case when ?::text is null then updated_at else ? end
+      where id = ?`,
+    [now, signIn.newPasswordHash ?? null, signIn.newPasswordHash ?? null, now, signIn.userId],
+  );
+  recordAudit(
+    { em, workspaceId: signIn.workspaceId, actor: { type: 'user', id: signIn.userId }, ...signIn.origin },
+    {
+      eventType: 'auth.login',
+      target: { type: 'user', id: signIn.userId },
+      details: { method: signIn.method, email: signIn.email, ...signIn.details },
+    },
+  );
+}
+
+/** A finish that records the sign-in and answers who signed in, opening no session (see above). */
+export function sessionlessFinish(details: Record<string, unknown>): SignInFinish<{ kind: 'authenticated'; userId: string }> {
+  return async (run) => {
+    const signIn: SessionlessSignIn = {
+      workspaceId: run.attempt.workspaceId,
+      userId: run.user.id,
+      email: run.user.email,
+      method: 'password',
+      newPasswordHash: await rehashIfDue(run),
+      origin: run.attempt.origin,
+      details,
+    };
+    await recordSessionlessSignIn(run.em, signIn, run.now);
+    return { kind: 'authenticated', userId: run.user.id };
+  };
 }
 
 /**
@@ -231,5 +303,5 @@ export async function signInVerifiedUser(
     origin: input.origin,
     method: input.method,
   };
-  return runStages({ deps, em, attempt, now, user });
+  return runStages({ deps, em, attempt, now, user }, issueTokens);
 }

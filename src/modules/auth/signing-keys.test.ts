@@ -31,4 +31,24 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
     expect(later.body.keys.map((k: { kid: string }) => k.kid)).not.toContain(oldKid);
     expect(later.body.keys.map((k: { kid: string }) => k.kid)).toContain(newKid);
   });
+
+  it('rotates the id_token (RS256) key on its own; the retired one stays published a day for servers to restart', async () => {
+    const kids = async (alg: string) =>
+      (await call(app, 'GET', '/.well-known/jwks.json')).body.keys
+        .filter((k: { alg: string }) => k.alg === alg)
+        .map((k: { kid: string }) => k.kid);
+    const accessKid = decodeProtectedHeader((await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken).kid;
+    const [oldIdKid] = await kids('RS256');
+    const newIdKid = await app.deps.keys.rotate('RS256');
+    expect(await kids('RS256')).toEqual(expect.arrayContaining([oldIdKid, newIdKid]));
+    expect(decodeProtectedHeader((await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken).kid).toBe(accessKid);
+    const [first] = await app.deps.keys.idTokenKeys();
+    expect(first).toMatchObject({ kid: newIdKid, alg: 'RS256', kty: 'RSA' });
+    expect(first).toHaveProperty('d');
+
+    app.clock.advance(2 * 60 * 60 * 1000);
+    expect(await kids('RS256')).toContain(oldIdKid);
+    app.clock.advance(24 * 60 * 60 * 1000);
+    expect(await kids('RS256')).not.toContain(oldIdKid);
+  });
 });

@@ -168,10 +168,16 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
 
 /** What an admin may know of a user's second factor: how many verified, of which kinds. Never secrets. */
 /**
- * `POST /auth/mfa/verify`: the challenge its token names, counted against its user's limit (5 per
- * 5 minutes, across tokens and addresses, malformed codes included), answered, and a session.
+ * The challenge its token names, counted against its user's limit (5 per 5 minutes, across tokens
+ * and addresses, malformed codes included), and answered. Answers the challenge it consumed.
  */
-export async function completeSignInChallenge(deps: AppDeps, em: EntityManager, mfaToken: string, code: unknown, origin: Origin) {
+export async function passSignInChallenge(
+  deps: AppDeps,
+  em: EntityManager,
+  mfaToken: string,
+  code: unknown,
+  origin: Origin,
+): Promise<MfaChallenge> {
   const now = deps.clock.now();
   const challenge = await openChallenge(em, mfaToken, now);
   em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
@@ -192,5 +198,11 @@ export async function completeSignInChallenge(deps: AppDeps, em: EntityManager, 
     });
   }
   await answerChallenge(deps, scope, challenge, parsed.data, now);
+  return challenge;
+}
+
+/** `POST /auth/mfa/verify`: the challenge passed, and a session. */
+export async function completeSignInChallenge(deps: AppDeps, em: EntityManager, mfaToken: string, code: unknown, origin: Origin) {
+  const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin);
   return startSession(deps, em, { userId: challenge.userId, method: 'mfa' }, origin);
 }

@@ -1,0 +1,168 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import { runStatement, type Statement } from '../core/sql.ts';
+import { isId } from '../core/ids.ts';
+import { clientMetadata, type ApplicationRow } from './clients.ts';
+
+/*
+ * oidc-provider's storage in PostgreSQL: one row per artifact (code, token, grant, session,
+ * interaction), keyed by model and id, with the columns its lookups need. Nothing lives in process
+ * memory, so any instance can finish what another began. Every statement is prepared (core/sql.ts):
+ * the token endpoint runs them on every call.
+ */
+
+const UPSERT: Statement = {
+  name: 'oidc_upsert',
+  text: `insert into oidc_payloads (kind, id, payload, grant_id, user_code, uid, client_id, expires_at)
+         values ($1, $2, $3::jsonb, $4, $5, $6, $7, $8)
+         on conflict (kind, id) do update
+           set payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
+               uid = excluded.uid, client_id = excluded.client_id, expires_at = excluded.expires_at`,
+};
+
+const FIND: Statement = {
+  name: 'oidc_find',
+  text: `select payload, consumed_at from oidc_payloads
+          where kind = $1 and id = $2 and (expires_at is null or expires_at > $3)`,
+};
+
+const FIND_BY_UID: Statement = {
+  name: 'oidc_find_by_uid',
+  text: `select payload, consumed_at from oidc_payloads
+          where kind = $1 and uid = $2 and (expires_at is null or expires_at > $3)`,
+};
+
+const FIND_BY_USER_CODE: Statement = {
+  name: 'oidc_find_by_user_code',
+  text: `select payload, consumed_at from oidc_payloads
+          where kind = $1 and user_code = $2 and (expires_at is null or expires_at > $3)`,
+};
+
+/**
+ * Consumes a single-use artifact (authorization code, refresh token) with one conditional update, so
+ * of two concurrent uses exactly one wins; answers the artifact's grant either way.
+ */
+const CONSUME: Statement = {
+  name: 'oidc_consume',
+  text: `with target as (
+           select grant_id from oidc_payloads where kind = $1 and id = $2
+         ), consumed as (
+           update oidc_payloads set consumed_at = $3 where kind = $1 and id = $2 and consumed_at is null returning id
+         )
+         select (select grant_id from target) as grant_id, (select count(*) from consumed)::int as consumed`,
+};
+
+const DESTROY: Statement = { name: 'oidc_destroy', text: 'delete from oidc_payloads where kind = $1 and id = $2' };
+
+const REVOKE_BY_GRANT: Statement = {
+  name: 'oidc_revoke_by_grant',
+  text: 'delete from oidc_payloads where kind = $1 and grant_id = $2',
+};
+
+/** Every artifact of a grant, whatever its kind: what a replayed code or refresh token costs. */
+const REVOKE_GRANT_EVERYWHERE: Statement = {
+  name: 'oidc_revoke_grant_everywhere',
+  text: 'delete from oidc_payloads where grant_id = $1 or (kind = $2 and id = $1)',
+};
+
+const CLIENT: Statement = {
+  name: 'oidc_client',
+  text: 'select id, workspace_id, name, type, redirect_uris, secret_hash from applications where id = $1',
+};
+
+interface PayloadRow {
+  payload: AdapterPayload;
+  consumed_at: Date | null;
+}
+
+function toPayload(row: PayloadRow | undefined): AdapterPayload | undefined {
+  if (!row) return undefined;
+  return row.consumed_at ? { ...row.payload, consumed: Math.floor(new Date(row.consumed_at).getTime() / 1000) } : row.payload;
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+export class PostgresAdapter implements Adapter {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly kind: string,
+  ) {}
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000).toISOString() : null;
+    const clientId = payload.clientId ?? (typeof payload.params?.client_id === 'string' ? payload.params.client_id : null);
+    await runStatement(this.orm, UPSERT, [
+      this.kind,
+      id,
+      JSON.stringify(payload),
+      payload.grantId ?? null,
+      payload.userCode ?? null,
+      payload.uid ?? null,
+      clientId,
+      expiresAt,
+    ]);
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    if (this.kind === 'Client') return this.findClient(id);
+    const [row] = await runStatement<PayloadRow>(this.orm, FIND, [this.kind, id, now()]);
+    return toPayload(row);
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    const [row] = await runStatement<PayloadRow>(this.orm, FIND_BY_UID, [this.kind, uid, now()]);
+    return toPayload(row);
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    const [row] = await runStatement<PayloadRow>(this.orm, FIND_BY_USER_CODE, [this.kind, userCode, now()]);
+    return toPayload(row);
+  }
+
+  /**
+   * oidc-provider checks `consumed` before it consumes; two requests racing with the same code both
+   * pass that check. Here only one update wins: the loser is a replay, so it revokes the whole grant
+   * (every token issued from it) and fails with `invalid_grant`.
+   */
+  async consume(id: string): Promise<void> {
+    const [row] = await runStatement<{ grant_id: string | null; consumed: number }>(this.orm, CONSUME, [this.kind, id, now()]);
+    if (row && row.consumed > 0) return;
+    if (row?.grant_id) await runStatement(this.orm, REVOKE_GRANT_EVERYWHERE, [row.grant_id, 'Grant']);
+    throw new errors.InvalidGrant('grant already consumed');
+  }
+
+  async destroy(id: string): Promise<void> {
+    await runStatement(this.orm, DESTROY, [this.kind, id]);
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await runStatement(this.orm, REVOKE_BY_GRANT, [this.kind, grantId]);
+  }
+
+  /** Clients are the applications table: read on every use, so a rotated secret or a deletion acts at once. */
+  private async findClient(id: string): Promise<AdapterPayload | undefined> {
+    if (!isId('app', id)) return undefined;
+    const [row] = await runStatement<ApplicationRow>(this.orm, CLIENT, [id]);
+    return row ? clientMetadata(row) : undefined;
+  }
+}
+
+/** Deletes artifacts that expired a day ago or more, a batch at a time, so the table does not grow forever. */
+const SWEEP: Statement = {
+  name: 'oidc_sweep',
+  text: `delete from oidc_payloads where (kind, id) in (
+           select kind, id from oidc_payloads where expires_at < $1 limit 5000
+         ) returning 1 as n`,
+};
+
+export async function sweepExpired(orm: MikroORM): Promise<number> {
+  let total = 0;
+  const before = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
+  for (;;) {
+    const rows = await runStatement<{ n: number }>(orm, SWEEP, [before]);
+    total += rows.length;
+    if (rows.length < 5000) return total;
+  }
+}

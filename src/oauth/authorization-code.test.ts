@@ -1,0 +1,220 @@
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import * as oidc from 'openid-client';
+import { TOTP, URI } from 'otpauth';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { signIn, someIp } from '../../test/helpers/auth.ts';
+import { Browser, formAction, hiddenInput } from '../../test/helpers/browser.ts';
+import { call } from '../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../test/helpers/workspace.ts';
+
+const PASSWORD = 'relying party passphrase';
+const SPA_CALLBACK = 'http://localhost:5173/callback';
+const WEB_CALLBACK = 'https://rp.example.com/auth/callback';
+
+/**
+ * The authorization code flow with PKCE, driven the way a real relying party does it: openid-client
+ * discovers the server, builds the authorization URL and exchanges the code; a browser (cookies, form
+ * posts, redirects) signs in on the hosted page in between.
+ */
+describe('authorization code + PKCE with openid-client', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let spaId: string;
+  let web: { id: string; secret: string };
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'Acme');
+    const spa = await call(app, 'POST', '/api/v1/applications', {
+      token: ws.apiKey,
+      body: { name: 'Acme SPA', type: 'spa', redirect_uris: [SPA_CALLBACK] },
+    });
+    spaId = spa.body.data.id;
+    const created = await call(app, 'POST', '/api/v1/applications', {
+      token: ws.apiKey,
+      body: { name: 'Acme Portal', type: 'web', redirect_uris: [WEB_CALLBACK] },
+    });
+    web = { id: created.body.data.id, secret: created.body.data.client_secret };
+  });
+  afterAll(() => app.close());
+
+  /** openid-client over plain http, each relying party from its own address (per-IP limits). */
+  async function relyingParty(clientId: string, auth: oidc.ClientAuth = oidc.None()): Promise<oidc.Configuration> {
+    const ip = someIp();
+    const config = await oidc.discovery(new URL(app.url), clientId, undefined, auth, {
+      // Also check every id_token's signature against the JWKS (the library may skip it over TLS).
+      execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks],
+      [oidc.customFetch]: (url, options) =>
+        fetch(url, { ...options, body: options.body as RequestInit['body'], headers: { ...options.headers, 'x-forwarded-for': ip } }),
+    });
+    return config;
+  }
+
+  async function newUser() {
+    const email = uniqueEmail('rp');
+    const created = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email, password: PASSWORD, name: 'Ada Lovelace' },
+    });
+    expect(created.status).toBe(201);
+    return { email, id: created.body.data.id as string };
+  }
+
+  interface Started {
+    url: URL;
+    verifier: string;
+    state: string;
+    nonce: string;
+  }
+
+  async function start(config: oidc.Configuration, redirectUri: string, extra: Record<string, string> = {}): Promise<Started> {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid email profile offline_access',
+      // OpenID Connect honours offline_access (a refresh token) only with prompt=consent.
+      prompt: 'consent',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+      ...extra,
+    });
+    return { url, verifier, state, nonce };
+  }
+
+  it('signs a user in end to end: discovery, hosted sign-in, code, id_token, userinfo, refresh, revoke, introspect', async () => {
+    const user = await newUser();
+    const config = await relyingParty(spaId);
+    expect(config.serverMetadata().issuer).toBe(app.url);
+    const started = await start(config, SPA_CALLBACK);
+
+    const browser = new Browser(app.url);
+    const login = await browser.go(started.url.href);
+    expect(login.status).toBe(200);
+    expect(login.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(login.body).toContain('Sign in to Acme SPA');
+    expect(login.body).toContain('Acme');
+    expect(login.body).toContain('autocomplete="current-password"');
+    expect(login.body).not.toContain('<script');
+
+    const wrong = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: 'not the password' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toContain('The provided credentials are incorrect');
+
+    const done = await browser.go(formAction(wrong.body, 'Sign in'), { email: user.email, password: PASSWORD });
+    expect(done.location, done.body).toBeDefined();
+    const callback = new URL(done.location as string);
+    expect(callback.origin + callback.pathname).toBe(SPA_CALLBACK);
+    expect(callback.searchParams.get('state')).toBe(started.state);
+    expect(callback.searchParams.get('iss')).toBe(app.url);
+
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: started.verifier,
+      expectedState: started.state,
+      expectedNonce: started.nonce,
+    });
+    expect(tokens.token_type.toLowerCase()).toBe('bearer');
+    expect(tokens.refresh_token).toBeTruthy();
+    const claims = tokens.claims();
+    expect(claims).toMatchObject({ iss: app.url, sub: user.id, aud: spaId, nonce: started.nonce });
+    expect(typeof claims?.auth_time).toBe('number');
+    const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri as string));
+    const verified = await jwtVerify(tokens.id_token as string, jwks, { issuer: app.url, audience: spaId, algorithms: ['RS256'] });
+    expect(verified.protectedHeader).toMatchObject({ alg: 'RS256', kid: expect.any(String) });
+    expect(verified.payload.sub).toBe(user.id);
+
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, user.id);
+    expect(info).toMatchObject({ sub: user.id, email: user.email, email_verified: false, name: 'Ada Lovelace' });
+
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token as string);
+    expect(refreshed.access_token).not.toBe(tokens.access_token);
+    expect(refreshed.refresh_token).toBeTruthy();
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    expect(refreshed.claims()?.sub).toBe(user.id);
+
+    const active = await oidc.tokenIntrospection(config, refreshed.access_token);
+    expect(active).toMatchObject({ active: true, sub: user.id, client_id: spaId });
+    await oidc.tokenRevocation(config, refreshed.access_token);
+    expect((await oidc.tokenIntrospection(config, refreshed.access_token)).active).toBe(false);
+
+    // The rotated refresh token was spent: presenting it again is a replay, and ends the whole grant.
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('the hosted sign-in follows the API’s rules: audit rows, deactivated accounts refused after the password', async () => {
+    const user = await newUser();
+    const config = await relyingParty(spaId);
+    const browser = new Browser(app.url);
+    const login = await browser.go((await start(config, SPA_CALLBACK)).url.href);
+    await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: 'wrong password here' });
+    const done = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: PASSWORD });
+    expect(done.location).toBeDefined();
+    const rows = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ outcome: string; details: Record<string, unknown> }[]>(
+        "select outcome, details from audit_events where workspace_id = ? and event_type = 'auth.login' and target_id = ? order by created_at",
+        [ws.id, user.id],
+      );
+    expect(rows.map((r) => r.outcome)).toEqual(['failure', 'success']);
+    expect(rows[1]?.details).toMatchObject({ method: 'password', client_id: spaId });
+    const sessions = await app.deps.orm.em.fork().getConnection().execute('select id from sessions where user_id = ?', [user.id]);
+    expect(sessions).toHaveLength(0);
+
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    const again = new Browser(app.url);
+    const page = await again.go((await start(config, SPA_CALLBACK)).url.href);
+    const refused = await again.go(formAction(page.body, 'Sign in'), { email: user.email, password: PASSWORD });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('deactivated');
+    expect(refused.location).toBeUndefined();
+  });
+
+  it('asks for the TOTP code when the user has a verified factor, with a confidential client', async () => {
+    const user = await newUser();
+    const session = await signIn(app, ws.id, user.email, PASSWORD);
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
+    const parsed = URI.parse(enrolled.body.data.otpauth_uri);
+    if (!(parsed instanceof TOTP)) throw new Error('not a TOTP URI');
+    const totp = parsed;
+    const step = (offset: number) => {
+      const now = app.clock.now().getTime();
+      app.clock.set(new Date(now - (now % 30_000) + offset * 30_000 + 5_000));
+      return totp.generate({ timestamp: app.clock.now().getTime() });
+    };
+    const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
+      token: session.accessToken,
+      body: { code: step(1) },
+    });
+    expect(verified.status).toBe(200);
+
+    const config = await relyingParty(web.id, oidc.ClientSecretBasic(web.secret));
+    const started = await start(config, WEB_CALLBACK);
+    const browser = new Browser(app.url);
+    const login = await browser.go(started.url.href);
+    const challenge = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: PASSWORD });
+    expect(challenge.status).toBe(200);
+    expect(challenge.location).toBeUndefined();
+    expect(challenge.body).toContain('autocomplete="one-time-code"');
+    const mfaToken = hiddenInput(challenge.body, 'mfa_token');
+
+    const wrong = await browser.go(formAction(challenge.body, 'Verify'), { mfa_token: mfaToken, code: '000000' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toContain('role="alert"');
+
+    const done = await browser.go(formAction(wrong.body, 'Verify'), { mfa_token: mfaToken, code: step(2) });
+    expect(done.location, done.body).toBeDefined();
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location as string), {
+      pkceCodeVerifier: started.verifier,
+      expectedState: started.state,
+      expectedNonce: started.nonce,
+    });
+    expect(tokens.claims()).toMatchObject({ sub: user.id, aud: web.id, amr: ['pwd', 'otp', 'mfa'] });
+    expect((await oidc.fetchUserInfo(config, tokens.access_token, user.id)).email).toBe(user.email);
+  });
+});

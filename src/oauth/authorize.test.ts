@@ -1,0 +1,386 @@
+import * as oidc from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { someIp } from '../../test/helpers/auth.ts';
+import { Browser, formAction } from '../../test/helpers/browser.ts';
+import { call } from '../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../test/helpers/workspace.ts';
+
+const PASSWORD = 'authorize endpoint passphrase';
+const CALLBACK = 'https://rp.example.com/auth/callback';
+const SPA_CALLBACK = 'https://spa.example.com/callback';
+
+/** `/oauth/authorize` and the discovery documents: what the RFCs and OpenID Connect ask of them. */
+describe('authorization endpoint and discovery', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let web: { id: string; secret: string };
+  let spaId: string;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'Authorize Co');
+    const created = await call(app, 'POST', '/api/v1/applications', {
+      token: ws.apiKey,
+      body: { name: 'Portal', type: 'web', redirect_uris: [CALLBACK] },
+    });
+    web = { id: created.body.data.id, secret: created.body.data.client_secret };
+    const spa = await call(app, 'POST', '/api/v1/applications', {
+      token: ws.apiKey,
+      body: { name: 'SPA', type: 'spa', redirect_uris: [SPA_CALLBACK] },
+    });
+    spaId = spa.body.data.id;
+  });
+  afterAll(() => app.close());
+
+  function relyingParty(clientId = web.id, auth: oidc.ClientAuth = oidc.ClientSecretBasic(web.secret)): Promise<oidc.Configuration> {
+    const ip = someIp();
+    return oidc.discovery(new URL(app.url), clientId, undefined, auth, {
+      execute: [oidc.allowInsecureRequests],
+      [oidc.customFetch]: (url, options) =>
+        fetch(url, { ...options, body: options.body as RequestInit['body'], headers: { ...options.headers, 'x-forwarded-for': ip } }),
+    });
+  }
+
+  async function newUser(workspace = ws) {
+    const email = uniqueEmail('authz');
+    const created = await call(app, 'POST', '/api/v1/users', { token: workspace.apiKey, body: { email, password: PASSWORD } });
+    expect(created.status).toBe(201);
+    return { email, id: created.body.data.id as string };
+  }
+
+  function authorizeUrl(params: Record<string, string>): string {
+    return `${app.url}/oauth/authorize?${new URLSearchParams(params).toString()}`;
+  }
+
+  async function pkce() {
+    const verifier = oidc.randomPKCECodeVerifier();
+    return { verifier, challenge: await oidc.calculatePKCECodeChallenge(verifier) };
+  }
+
+  async function codeRequest(extra: Record<string, string> = {}) {
+    const { verifier, challenge } = await pkce();
+    const state = oidc.randomState();
+    const nonce = oidc.randomNonce();
+    const params = {
+      client_id: web.id,
+      response_type: 'code',
+      redirect_uri: CALLBACK,
+      scope: 'openid email offline_access',
+      prompt: 'consent',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state,
+      nonce,
+      ...extra,
+    };
+    return { url: authorizeUrl(params), verifier, state: params.state, nonce: params.nonce };
+  }
+
+  /** Signs in on the hosted page and answers where the browser is sent back to. */
+  async function signInThrough(browser: Browser, url: string, email: string): Promise<URL> {
+    const login = await browser.go(url);
+    expect(login.status, login.body).toBe(200);
+    const done = await browser.go(formAction(login.body, 'Sign in'), { email, password: PASSWORD });
+    expect(done.location, done.body).toBeDefined();
+    return new URL(done.location as string);
+  }
+
+  describe('discovery (OpenID conformance "Config OP")', () => {
+    it('publishes the issuer, the exact endpoints and the required fields', async () => {
+      const res = await fetch(`${app.url}/.well-known/openid-configuration`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+      const doc = await res.json();
+      expect(doc.issuer).toBe(app.deps.config.BASE_URL);
+      expect(doc).toMatchObject({
+        authorization_endpoint: `${app.url}/oauth/authorize`,
+        token_endpoint: `${app.url}/oauth/token`,
+        userinfo_endpoint: `${app.url}/oauth/userinfo`,
+        revocation_endpoint: `${app.url}/oauth/revoke`,
+        introspection_endpoint: `${app.url}/oauth/introspect`,
+        jwks_uri: `${app.url}/.well-known/jwks.json`,
+        response_types_supported: ['code'],
+        code_challenge_methods_supported: ['S256'],
+        id_token_signing_alg_values_supported: ['RS256'],
+        subject_types_supported: ['public'],
+      });
+      expect(doc.scopes_supported).toEqual(expect.arrayContaining(['openid', 'email', 'profile', 'offline_access']));
+      expect(doc.claims_supported).toEqual(expect.arrayContaining(['sub', 'email', 'email_verified', 'name']));
+      expect(doc.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']));
+      expect(doc.grant_types_supported).not.toContain('implicit');
+      expect(doc.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(['client_secret_basic', 'client_secret_post']));
+      expect(doc.response_modes_supported).toEqual(expect.arrayContaining(['query']));
+      const oauthDoc = await (await fetch(`${app.url}/.well-known/oauth-authorization-server`)).json();
+      expect(oauthDoc.issuer).toBe(doc.issuer);
+    });
+
+    it('is described in the OpenAPI document with the other protocol endpoints', async () => {
+      const { paths } = await (await fetch(`${app.url}/api/v1/openapi.json`)).json();
+      for (const [path, method] of [
+        ['/oauth/authorize', 'get'],
+        ['/oauth/token', 'post'],
+        ['/oauth/userinfo', 'get'],
+        ['/oauth/revoke', 'post'],
+        ['/oauth/introspect', 'post'],
+        ['/.well-known/openid-configuration', 'get'],
+        ['/.well-known/jwks.json', 'get'],
+        ['/api/v1/applications/{id}/rotate-secret', 'post'],
+      ]) {
+        expect(paths[path as string], path).toHaveProperty(method as string);
+      }
+    });
+
+    it('serves one JWKS: the RS256 id_token key beside the EdDSA access-token key, no private members', async () => {
+      const res = await fetch(`${app.url}/.well-known/jwks.json`);
+      expect(res.status).toBe(200);
+      const { keys } = await res.json();
+      const algs = keys.map((k: { alg: string }) => k.alg);
+      expect(algs).toContain('RS256');
+      expect(algs).toContain('EdDSA');
+      for (const key of keys) {
+        expect(key.use).toBe('sig');
+        expect(key.kid).toBeTruthy();
+        for (const secret of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k']) expect(key, `${key.kid} ${secret}`).not.toHaveProperty(secret);
+      }
+      expect(new Set(keys.map((k: { kid: string }) => k.kid)).size).toBe(keys.length);
+      const rsa = keys.find((k: { alg: string }) => k.alg === 'RS256');
+      expect(rsa).toMatchObject({ kty: 'RSA', e: 'AQAB' });
+      expect(Buffer.from(rsa.n, 'base64url').length).toBeGreaterThanOrEqual(256);
+    });
+  });
+
+  describe('redirect URIs', () => {
+    it.each([
+      ['an extra query', `${CALLBACK}?next=/admin`],
+      ['a trailing slash', `${CALLBACK}/`],
+      ['another host', 'https://evil.example.com/auth/callback'],
+      ['the userinfo trick', 'https://rp.example.com@evil.example.com/auth/callback'],
+      ['another scheme', 'http://rp.example.com/auth/callback'],
+      ['another case', 'https://RP.example.com/auth/callback'],
+      ['a sub-path', `${CALLBACK}/more`],
+      ['a fragment', `${CALLBACK}#frag`],
+    ])('never redirects to a mismatch: %s', async (_label, redirectUri) => {
+      const { url } = await codeRequest({ redirect_uri: redirectUri });
+      const res = await fetch(url, { redirect: 'manual', headers: { accept: 'text/html', 'x-forwarded-for': someIp() } });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      const body = await res.text();
+      expect(body).toContain('invalid_redirect_uri');
+      expect(body).not.toContain('evil.example.com');
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+    });
+
+    it('never redirects without a redirect_uri or for an unknown client', async () => {
+      const { url } = await codeRequest({ redirect_uri: '' });
+      const missing = await fetch(url.replace('redirect_uri=&', ''), { redirect: 'manual' });
+      expect(missing.status).toBe(400);
+      expect(missing.headers.get('location')).toBeNull();
+      expect(await missing.text()).toContain('invalid_request');
+      const unknown = await codeRequest({ client_id: 'app_00000000000000000000000000' });
+      const res = await fetch(unknown.url, { redirect: 'manual' });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(await res.text()).toContain('invalid_client');
+    });
+  });
+
+  describe('authorization requests', () => {
+    it('requires PKCE S256 from public clients and refuses other response types, back at the registered URI', async () => {
+      const browser = new Browser(app.url);
+      const base = { client_id: spaId, response_type: 'code', redirect_uri: SPA_CALLBACK, scope: 'openid', state: 'st-1' };
+      const noPkce = await browser.go(authorizeUrl(base));
+      expect(new URL(noPkce.location as string).searchParams.get('error')).toBe('invalid_request');
+      expect(new URL(noPkce.location as string).searchParams.get('state')).toBe('st-1');
+      const plain = await browser.go(authorizeUrl({ ...base, code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }));
+      expect(new URL(plain.location as string).searchParams.get('error')).toBe('invalid_request');
+      const { challenge } = await pkce();
+      const implicit = await browser.go(
+        authorizeUrl({ ...base, response_type: 'token', code_challenge: challenge, code_challenge_method: 'S256' }),
+      );
+      // The error of an implicit request travels in the fragment, as that response type would have.
+      const back = new URL(implicit.location as string);
+      expect(back.origin + back.pathname).toBe(SPA_CALLBACK);
+      expect(new URLSearchParams(back.hash.slice(1)).get('error')).toBe('unsupported_response_type');
+    });
+
+    it('returns state and nonce verbatim', async () => {
+      const user = await newUser();
+      const state = 'a b+c/=é&x=%41 ~';
+      const nonce = 'n-0/1+2 ü';
+      const request = await codeRequest({ state, nonce });
+      const callback = await signInThrough(new Browser(app.url), request.url, user.email);
+      expect(callback.searchParams.get('state')).toBe(state);
+      const config = await relyingParty();
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: request.verifier,
+        expectedState: state,
+        expectedNonce: nonce,
+      });
+      expect(tokens.claims()?.nonce).toBe(nonce);
+    });
+
+    it('prompt=none: login_required without a session; a code with one. prompt=login and max_age=0 ask again', async () => {
+      const user = await newUser();
+      const browser = new Browser(app.url);
+      const silent = await browser.go((await codeRequest({ prompt: 'none', state: 'silent-1' })).url);
+      const refused = new URL(silent.location as string);
+      expect(refused.origin + refused.pathname).toBe(CALLBACK);
+      expect(refused.searchParams.get('error')).toBe('login_required');
+      expect(refused.searchParams.get('state')).toBe('silent-1');
+
+      await signInThrough(browser, (await codeRequest()).url, user.email);
+      const sso = await browser.go((await codeRequest({ prompt: 'none' })).url);
+      expect(new URL(sso.location as string).searchParams.get('code')).toBeTruthy();
+
+      const forced: Record<string, string>[] = [{ prompt: 'login' }, { max_age: '0', prompt: 'consent' }];
+      for (const extra of forced) {
+        const again = await browser.go((await codeRequest(extra)).url);
+        expect(again.status, JSON.stringify(extra)).toBe(200);
+        expect(again.body).toContain('autocomplete="current-password"');
+        const done = await browser.go(formAction(again.body, 'Sign in'), { email: user.email, password: PASSWORD });
+        expect(new URL(done.location as string).searchParams.get('code')).toBeTruthy();
+      }
+    });
+
+    it('a code used twice is invalid_grant, and the tokens issued from it stop working', async () => {
+      const user = await newUser();
+      const request = await codeRequest();
+      const callback = await signInThrough(new Browser(app.url), request.url, user.email);
+      const config = await relyingParty();
+      const checks = { pkceCodeVerifier: request.verifier, expectedState: request.state, expectedNonce: request.nonce };
+      const tokens = await oidc.authorizationCodeGrant(config, callback, checks);
+      expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(true);
+
+      await expect(oidc.authorizationCodeGrant(config, callback, checks)).rejects.toMatchObject({ error: 'invalid_grant', status: 400 });
+      expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
+
+      await expect
+        .poll(async () =>
+          (
+            await app.deps.orm.em
+              .fork()
+              .getConnection()
+              .execute<{ event_type: string }[]>(
+                "select event_type from audit_events where workspace_id = ? and target_id = ? and event_type like 'oauth.%'",
+                [ws.id, web.id],
+              )
+          ).map((r) => r.event_type),
+        )
+        .toEqual(expect.arrayContaining(['oauth.token', 'oauth.grant_revoke']));
+    });
+
+    it('refuses a wrong code_verifier, another client’s code and a mismatched redirect_uri at the token endpoint', async () => {
+      const user = await newUser();
+      const request = await codeRequest();
+      const callback = await signInThrough(new Browser(app.url), request.url, user.email);
+      const code = callback.searchParams.get('code') as string;
+      const post = (body: Record<string, string>) =>
+        fetch(`${app.url}/oauth/token`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            authorization: `Basic ${Buffer.from(`${web.id}:${web.secret}`).toString('base64')}`,
+            'x-forwarded-for': someIp(),
+          },
+          body: new URLSearchParams(body).toString(),
+        });
+      const wrongVerifier = await post({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: CALLBACK,
+        code_verifier: oidc.randomPKCECodeVerifier(),
+      });
+      expect(wrongVerifier.status).toBe(400);
+      expect((await wrongVerifier.json()).error).toBe('invalid_grant');
+      const otherRedirect = await post({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: `${CALLBACK}/`,
+        code_verifier: request.verifier,
+      });
+      expect(otherRedirect.status).toBe(400);
+      expect((await otherRedirect.json()).error).toBe('invalid_grant');
+    });
+
+    it('cancel sends access_denied back to the client', async () => {
+      const browser = new Browser(app.url);
+      const request = await codeRequest({ state: 'cancel-1' });
+      const login = await browser.go(request.url);
+      const cancelled = await browser.go(formAction(login.body, 'Cancel'), {});
+      const back = new URL(cancelled.location as string);
+      expect(back.searchParams.get('error')).toBe('access_denied');
+      expect(back.searchParams.get('state')).toBe('cancel-1');
+    });
+
+    it('RP-initiated logout asks, then ends the browser session', async () => {
+      const user = await newUser();
+      const browser = new Browser(app.url);
+      await signInThrough(browser, (await codeRequest()).url, user.email);
+      const ask = await browser.go(`${app.url}/oauth/logout?client_id=${web.id}`);
+      expect(ask.status).toBe(200);
+      expect(ask.body).toContain('Sign out from Portal?');
+      expect(ask.body).not.toContain('<script');
+      const action = /<form id="op.logoutForm" method="post" action="([^"]+)"/.exec(ask.body)?.[1] as string;
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(ask.body)?.[1] as string;
+      const done = await browser.go(action, { xsrf, logout: 'yes' });
+      expect(done.status).toBe(200);
+      expect(done.body).toContain('You are signed out');
+      const silent = await browser.go((await codeRequest({ prompt: 'none' })).url);
+      expect(new URL(silent.location as string).searchParams.get('error')).toBe('login_required');
+    });
+
+    it('a stale or foreign interaction page is an expired page, never a 500', async () => {
+      const browser = new Browser(app.url);
+      const page = await browser.go(`${app.url}/oauth/interaction/not-a-real-uid`);
+      expect(page.status).toBe(400);
+      expect(page.body).toContain('expired');
+      const post = await browser.go(`${app.url}/oauth/interaction/not-a-real-uid/login`, { email: 'a@example.com', password: 'x' });
+      expect(post.status).toBe(400);
+    });
+  });
+
+  describe('tenancy and account state', () => {
+    it('signs in only users of the application’s workspace; another workspace’s session must sign in again', async () => {
+      const other = await createWorkspace(app, 'Other Co');
+      const stranger = await newUser(other);
+      const browser = new Browser(app.url);
+      const login = await browser.go((await codeRequest()).url);
+      const refused = await browser.go(formAction(login.body, 'Sign in'), { email: stranger.email, password: PASSWORD });
+      expect(refused.status).toBe(401);
+      expect(refused.body).toContain('The provided credentials are incorrect');
+
+      // A browser signed in to the other workspace's application is asked to sign in here.
+      const theirs = await call(app, 'POST', '/api/v1/applications', {
+        token: other.apiKey,
+        body: { name: 'Theirs', type: 'web', redirect_uris: [CALLBACK] },
+      });
+      const theirRequest = await codeRequest({ client_id: theirs.body.data.id });
+      const signedIn = await signInThrough(browser, theirRequest.url, stranger.email);
+      expect(signedIn.searchParams.get('code')).toBeTruthy();
+      const silent = await browser.go((await codeRequest({ prompt: 'none' })).url);
+      expect(new URL(silent.location as string).searchParams.get('error')).toBe('login_required');
+      const again = await browser.go((await codeRequest()).url);
+      expect(again.status).toBe(200);
+      expect(again.body).toContain('autocomplete="current-password"');
+    });
+
+    it('a deactivated user’s refresh token and access token stop working', async () => {
+      const user = await newUser();
+      const request = await codeRequest();
+      const callback = await signInThrough(new Browser(app.url), request.url, user.email);
+      const config = await relyingParty();
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: request.verifier,
+        expectedState: request.state,
+        expectedNonce: request.nonce,
+      });
+      expect((await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } })).status).toBe(
+        200,
+      );
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
+      await expect(oidc.fetchUserInfo(config, tokens.access_token, user.id)).rejects.toMatchObject({ status: 401 });
+    });
+  });
+});

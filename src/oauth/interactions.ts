@@ -1,0 +1,218 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import express, { type Request, type Response, type Router } from 'express';
+import { errors as oidcErrors, type Client, type Interaction } from 'oidc-provider';
+import { z } from 'zod';
+import type { AppDeps } from '../core/context.ts';
+import { AppError } from '../core/errors.ts';
+import { getRequestInfo } from '../core/request-info.ts';
+import { TENANT_FILTER } from '../db/tenant.ts';
+import { loginInput } from '../modules/auth/auth.schema.ts';
+import { recordSessionlessSignIn, sessionlessFinish, signInWith } from '../modules/auth/sign-in.ts';
+import type { Origin } from '../modules/auth/sessions.service.ts';
+import { passSignInChallenge } from '../modules/mfa/mfa.service.ts';
+import { Workspace } from '../modules/workspaces/workspace.entity.ts';
+import { workspaceOf } from './clients.ts';
+import { messagePage, PAGE_CSP, signInPage, totpPage, type Branding } from './pages.ts';
+import { INTERACTION_PATH } from './provider.ts';
+
+/*
+ * The hosted sign-in of `/oauth/authorize`: oidc-provider redirects the browser here when it needs
+ * the user to sign in. The user's workspace is the application's; the password and the second
+ * factor go through the same sign-in pipeline as `POST /api/v1/auth/login` (lockout, deactivation,
+ * audit rows, TOTP replay rules), which then opens no session of ours: the authorization server
+ * keeps its own. The interaction cookie is SameSite=Lax, so a form posted from another site
+ * finds no interaction (no CSRF token needed).
+ */
+
+const EXPIRED = 'This sign-in page has expired. Go back to the application and start again.';
+
+const mfaForm = z.object({ mfa_token: z.string().min(1).max(512), code: z.string().max(64) });
+
+interface Context {
+  interaction: Interaction;
+  client: Client;
+  workspaceId: string;
+  branding: Branding;
+}
+
+function origin(req: Request): Origin {
+  const info = getRequestInfo(req);
+  return { ip: info.ip, userAgent: req.get('user-agent')?.slice(0, 512) ?? null, requestId: info.requestId };
+}
+
+function html(res: Response, status: number, body: string): void {
+  res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGE_CSP });
+  res.end(body);
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: AppError };
+
+/**
+ * One transaction, as a tRPC mutation has. A refusal (an AppError) comes back as a value for the page
+ * to show; one that asks to keep its writes (the failed attempt's audit row, the lockout count)
+ * commits them first, any other rolls back. Anything else is thrown.
+ */
+async function attempt<T>(deps: AppDeps, workspaceId: string, work: (em: EntityManager) => Promise<T>): Promise<Outcome<T>> {
+  const em = deps.orm.em.fork();
+  em.setFilterParams(TENANT_FILTER, { workspaceId });
+  try {
+    return await em.transactional(async (tx): Promise<Outcome<T>> => {
+      try {
+        return { ok: true, value: await work(tx) };
+      } catch (error) {
+        if (!(error instanceof AppError) || !error.keepChanges) throw error;
+        await tx.flush();
+        return { ok: false, refusal: error };
+      }
+    });
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, refusal: error };
+    throw error;
+  }
+}
+
+export function interactionRoutes(deps: AppDeps): Router {
+  const { provider } = deps.oauth;
+  const routes = express.Router();
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+
+  /** The interaction the cookie names, for the uid in the path, with its client and workspace; null when gone. */
+  async function load(req: Request, res: Response): Promise<Context | null> {
+    let interaction: Interaction;
+    try {
+      interaction = await provider.interactionDetails(req, res);
+    } catch (error) {
+      if (error instanceof oidcErrors.SessionNotFound) return null;
+      throw error;
+    }
+    if (interaction.uid !== req.params.uid) return null;
+    const clientId = interaction.params.client_id;
+    const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
+    const workspaceId = workspaceOf(client);
+    if (!client || !workspaceId) return null;
+    const workspace = await deps.orm.em.fork().findOne(Workspace, { id: workspaceId });
+    if (!workspace) return null;
+    return {
+      interaction,
+      client,
+      workspaceId,
+      branding: { applicationName: client.clientName ?? 'Application', workspaceName: workspace.name },
+    };
+  }
+
+  const paths = (uid: string) => ({
+    login: `${INTERACTION_PATH}/${uid}/login`,
+    mfa: `${INTERACTION_PATH}/${uid}/mfa`,
+    abort: `${INTERACTION_PATH}/${uid}/abort`,
+  });
+
+  const loginPage = (res: Response, ctx: Context, status: number, extra: { email?: string; error?: string } = {}) => {
+    const p = paths(ctx.interaction.uid);
+    html(res, status, signInPage({ action: p.login, abort: p.abort, branding: ctx.branding, ...extra }));
+  };
+
+  const codePage = (res: Response, ctx: Context, status: number, mfaToken: string, error?: string) => {
+    const p = paths(ctx.interaction.uid);
+    html(res, status, totpPage({ action: p.mfa, abort: p.abort, branding: ctx.branding, mfaToken, ...(error ? { error } : {}) }));
+  };
+
+  const expired = (res: Response) => html(res, 400, messagePage('Sign-in expired', EXPIRED));
+
+  const signedIn = (req: Request, res: Response, accountId: string, amr: string[]) =>
+    provider.interactionFinished(req, res, { login: { accountId, amr, remember: true } }, { mergeWithLastSubmission: false });
+
+  routes.get(`${INTERACTION_PATH}/:uid`, async (req, res, next) => {
+    try {
+      const ctx = await load(req, res);
+      if (!ctx) return expired(res);
+      const { prompt, params, session, grantId } = ctx.interaction;
+      if (prompt.name === 'login') {
+        const hint = typeof params.login_hint === 'string' ? params.login_hint.slice(0, 254) : undefined;
+        return loginPage(res, ctx, 200, hint ? { email: hint } : {});
+      }
+      // Consent: every application is first-party to its workspace, so it is granted without asking.
+      const accountId = session?.accountId;
+      if (prompt.name !== 'consent' || !accountId) return expired(res);
+      const found = grantId ? await provider.Grant.find(grantId) : undefined;
+      const grant = found ?? new provider.Grant({ accountId, clientId: ctx.client.clientId });
+      const details = prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
+      if (details.missingOIDCScope) grant.addOIDCScope(details.missingOIDCScope);
+      if (details.missingOIDCClaims) grant.addOIDCClaims(details.missingOIDCClaims);
+      const consent = { grantId: await grant.save() };
+      await provider.interactionFinished(req, res, { consent }, { mergeWithLastSubmission: true });
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  routes.post(`${INTERACTION_PATH}/:uid/login`, form, async (req, res, next) => {
+    try {
+      const ctx = await load(req, res);
+      if (!ctx) return expired(res);
+      const email = typeof req.body?.email === 'string' ? (req.body.email as string).slice(0, 254) : '';
+      const decision = await deps.rateLimits.consume('login', getRequestInfo(req).ip);
+      if (!decision.allowed) return loginPage(res, ctx, 429, { email, error: 'Too many sign-in attempts; try again in a minute.' });
+      const parsed = loginInput.safeParse(req.body);
+      if (!parsed.success) return loginPage(res, ctx, 400, { email, error: 'Enter your email address and password.' });
+      const signIn = { workspaceId: ctx.workspaceId, ...parsed.data, origin: origin(req) };
+      const outcome = await attempt(deps, ctx.workspaceId, (em) =>
+        signInWith(deps, em, signIn, sessionlessFinish({ client_id: ctx.client.clientId })),
+      );
+      // Unknown email and wrong password read the same: the pipeline's own message.
+      if (!outcome.ok) return loginPage(res, ctx, outcome.refusal.status, { email, error: outcome.refusal.message });
+      if (outcome.value.kind === 'challenge') return codePage(res, ctx, 200, outcome.value.challenge.mfa_token);
+      await signedIn(req, res, outcome.value.userId, ['pwd']);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  routes.post(`${INTERACTION_PATH}/:uid/mfa`, form, async (req, res, next) => {
+    try {
+      const ctx = await load(req, res);
+      if (!ctx) return expired(res);
+      const parsed = mfaForm.safeParse(req.body);
+      if (!parsed.success) return loginPage(res, ctx, 400, { error: EXPIRED });
+      const { mfa_token: mfaToken, code } = parsed.data;
+      const from = origin(req);
+      const outcome = await attempt(deps, ctx.workspaceId, async (em) => {
+        const challenge = await passSignInChallenge(deps, em, mfaToken, code, from);
+        if (challenge.workspaceId !== ctx.workspaceId) throw new AppError('INVALID_TOKEN', EXPIRED);
+        const [user] = await em.execute<{ email: string }[]>('select email from users where id = ?', [challenge.userId]);
+        const signIn = {
+          workspaceId: ctx.workspaceId,
+          userId: challenge.userId,
+          email: user?.email ?? '',
+          method: 'mfa',
+          origin: from,
+          details: { client_id: ctx.client.clientId },
+        };
+        await recordSessionlessSignIn(em, signIn, deps.clock.now());
+        return challenge.userId;
+      });
+      if (!outcome.ok) {
+        const { refusal } = outcome;
+        // A used or expired challenge cannot be answered again: back to the password.
+        if (refusal.appCode === 'INVALID_TOKEN') return loginPage(res, ctx, 401, { error: 'Your sign-in expired; sign in again.' });
+        const message = refusal.appCode === 'BAD_REQUEST' ? 'Enter the six-digit code from your authenticator app.' : refusal.message;
+        return codePage(res, ctx, refusal.status, mfaToken, message);
+      }
+      await signedIn(req, res, outcome.value, ['pwd', 'otp', 'mfa']);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  routes.post(`${INTERACTION_PATH}/:uid/abort`, async (req, res, next) => {
+    try {
+      const ctx = await load(req, res);
+      if (!ctx) return expired(res);
+      const result = { error: 'access_denied', error_description: 'The user cancelled the sign-in' };
+      await provider.interactionFinished(req, res, result, { mergeWithLastSubmission: false });
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  return routes;
+}

@@ -1,0 +1,210 @@
+/**
+ * The protocol endpoints in the OpenAPI document (CONTRACT: the document describes them too, their
+ * RFC bodies as they are). They are served by oidc-provider, not by procedures, so they are written
+ * out here rather than generated.
+ */
+type Json = Record<string, unknown>;
+
+const OAUTH_ERROR = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: { type: 'string', description: 'RFC 6749 error code (invalid_request, invalid_client, invalid_grant, rate_limited, …)' },
+    error_description: { type: 'string', description: 'For people; do not parse' },
+  },
+};
+
+const TOKEN_RESPONSE = {
+  type: 'object',
+  required: ['access_token', 'token_type', 'expires_in'],
+  properties: {
+    access_token: { type: 'string' },
+    token_type: { type: 'string', enum: ['Bearer'] },
+    expires_in: { type: 'integer' },
+    refresh_token: { type: 'string', description: 'authorization_code with offline_access (and prompt=consent), refresh_token' },
+    id_token: { type: 'string', description: 'RS256 JWT, when the scope holds openid' },
+    scope: { type: 'string' },
+  },
+};
+
+const TOKEN_REQUEST = {
+  type: 'object',
+  required: ['grant_type'],
+  properties: {
+    grant_type: { type: 'string', enum: ['authorization_code', 'refresh_token', 'client_credentials'] },
+    code: { type: 'string' },
+    redirect_uri: { type: 'string' },
+    code_verifier: { type: 'string', description: 'PKCE (S256); required for spa and native applications' },
+    refresh_token: { type: 'string' },
+    scope: { type: 'string' },
+    client_id: { type: 'string' },
+    client_secret: { type: 'string', description: 'client_secret_post; or send it as HTTP Basic (client_secret_basic)' },
+  },
+};
+
+const TOKEN_FORM = {
+  type: 'object',
+  required: ['token'],
+  properties: { token: { type: 'string' }, token_type_hint: { type: 'string', enum: ['access_token', 'refresh_token'] } },
+};
+
+function errors(statuses: number[]): Json {
+  const descriptions: Record<number, string> = {
+    400: 'RFC 6749 error',
+    401: 'Client authentication failed (invalid_client) or the token is invalid',
+    429: 'Too many requests (Retry-After, RateLimit-*)',
+  };
+  return Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      { description: descriptions[status], content: { 'application/json': { schema: OAUTH_ERROR } } },
+    ]),
+  );
+}
+
+const formOrJson = (schema: Json) => ({
+  required: true,
+  content: { 'application/x-www-form-urlencoded': { schema }, 'application/json': { schema } },
+});
+
+const clientAuth = [{ ClientSecretBasic: [] }, {}];
+const tags = ['oauth'];
+
+const query = (name: string, description: string, required = false, schema: Json = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required,
+  description,
+  schema,
+});
+
+export const PROTOCOL_SECURITY_SCHEMES = {
+  ClientSecretBasic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret (client_secret_basic)' },
+  OAuthAccessToken: { type: 'http', scheme: 'bearer', description: 'An access token issued by /oauth/token' },
+};
+
+export function protocolPaths(): Record<string, Json> {
+  return {
+    '/oauth/authorize': {
+      get: {
+        operationId: 'oauth-authorize',
+        summary: 'OAuth 2.0 authorization (preview): code flow with PKCE; signs the user in on a hosted page',
+        tags,
+        parameters: [
+          query('response_type', 'Only code', true, { type: 'string', enum: ['code'] }),
+          query('client_id', 'The application id', true),
+          query('redirect_uri', 'Exactly one of the registered redirect URIs', true),
+          query('scope', 'openid, email, profile, offline_access'),
+          query('state', 'Returned verbatim'),
+          query('nonce', 'Returned verbatim in the id_token'),
+          query('code_challenge', 'PKCE; required for spa and native applications'),
+          query('code_challenge_method', 'Only S256', false, { type: 'string', enum: ['S256'] }),
+          query('prompt', 'none, login or consent (consent with offline_access yields a refresh token)'),
+          query('max_age', 'Seconds since the last sign-in after which the user signs in again', false, { type: 'integer' }),
+          query('login_hint', 'Prefills the email on the sign-in page'),
+        ],
+        responses: {
+          '303': { description: 'To the hosted sign-in, or back to redirect_uri with code, state and iss (or error and state)' },
+          '400': { description: 'HTML error page: unknown client or redirect URI mismatch (never redirected)' },
+        },
+      },
+    },
+    '/oauth/token': {
+      post: {
+        operationId: 'oauth-token',
+        summary: 'OAuth 2.0 token endpoint (authorization_code, refresh_token with rotation, client_credentials); 60 per minute per IP',
+        tags,
+        security: clientAuth,
+        requestBody: formOrJson(TOKEN_REQUEST),
+        responses: {
+          '200': { description: 'Tokens (Cache-Control: no-store)', content: { 'application/json': { schema: TOKEN_RESPONSE } } },
+          ...errors([400, 401, 429]),
+        },
+      },
+    },
+    '/oauth/userinfo': {
+      get: {
+        operationId: 'oauth-userinfo',
+        summary: 'OpenID Connect UserInfo: the claims the access token’s scopes release',
+        tags,
+        security: [{ OAuthAccessToken: [] }],
+        responses: {
+          '200': {
+            description: 'Claims',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['sub'],
+                  properties: {
+                    sub: { type: 'string' },
+                    email: { type: 'string' },
+                    email_verified: { type: 'boolean' },
+                    name: { type: 'string' },
+                    updated_at: { type: 'integer' },
+                  },
+                },
+              },
+            },
+          },
+          ...errors([401]),
+        },
+      },
+    },
+    '/oauth/revoke': {
+      post: {
+        operationId: 'oauth-revoke',
+        summary: 'RFC 7009 token revocation (a client revokes its own tokens)',
+        tags,
+        security: clientAuth,
+        requestBody: formOrJson(TOKEN_FORM),
+        responses: { '200': { description: 'Revoked, or nothing to revoke' }, ...errors([400, 401]) },
+      },
+    },
+    '/oauth/introspect': {
+      post: {
+        operationId: 'oauth-introspect',
+        summary: 'RFC 7662 token introspection (clients of the token’s workspace)',
+        tags,
+        security: clientAuth,
+        requestBody: formOrJson(TOKEN_FORM),
+        responses: {
+          '200': {
+            description: 'active, and for an active token its client_id, sub, scope, exp, iat, iss, token_type',
+            content: {
+              'application/json': {
+                schema: { type: 'object', required: ['active'], properties: { active: { type: 'boolean' } }, additionalProperties: true },
+              },
+            },
+          },
+          ...errors([400, 401]),
+        },
+      },
+    },
+    '/.well-known/openid-configuration': {
+      get: {
+        operationId: 'oidc-discovery',
+        summary: 'OpenID Connect discovery (issuer = BASE_URL)',
+        tags,
+        responses: { '200': { description: 'The provider metadata', content: { 'application/json': { schema: { type: 'object' } } } } },
+      },
+    },
+    '/.well-known/jwks.json': {
+      get: {
+        operationId: 'jwks',
+        summary: 'Public signing keys: EdDSA for access tokens, RS256 for id_tokens',
+        tags,
+        responses: {
+          '200': {
+            description: 'A JWK Set (RFC 7517)',
+            content: {
+              'application/json': {
+                schema: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object' } } } },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,238 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import Provider, {
+  interactionPolicy,
+  type Client,
+  type Configuration,
+  type ErrorOut,
+  type Grant,
+  type KoaContextWithOIDC,
+} from 'oidc-provider';
+import type { Config } from '../config.ts';
+import { recordAudit } from '../core/audit.ts';
+import type { CryptoBox } from '../core/crypto-box.ts';
+import type { Logger } from '../core/logger.ts';
+import { constantTimeEqual, sha256 } from '../core/secrets.ts';
+import type { SigningKeys } from '../modules/auth/signing-keys.ts';
+import { ID_TOKEN_ALG } from '../modules/auth/signing-keys.ts';
+import { accountFinder, CLAIMS } from './account.ts';
+import { PostgresAdapter, sweepExpired } from './adapter.ts';
+import { WORKSPACE_METADATA, workspaceOf } from './clients.ts';
+import { logoutPage, messagePage } from './pages.ts';
+
+/** The protocol endpoints, at the spec's exact paths. The JWKS is the service's one `/.well-known/jwks.json`. */
+export const OAUTH_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  userinfo: '/oauth/userinfo',
+  revocation: '/oauth/revoke',
+  introspection: '/oauth/introspect',
+  end_session: '/oauth/logout',
+  jwks: '/.well-known/jwks.json',
+} as const;
+
+export const INTERACTION_PATH = '/oauth/interaction';
+
+const SWEEP_EVERY_MS = 10 * 60 * 1000;
+const SESSION_TTL = 14 * 24 * 60 * 60;
+const INTERACTION_TTL = 60 * 60;
+const CODE_TTL = 60;
+
+export interface OAuthServer {
+  provider: Provider;
+  stop(): void;
+}
+
+export interface OAuthServerDeps {
+  config: Config;
+  orm: MikroORM;
+  log: Logger;
+  keys: SigningKeys;
+  box: CryptoBox;
+}
+
+/**
+ * Every application is a first-party client of its workspace, so the user is never asked to consent:
+ * the grant (one per user and client) simply gains whatever scopes the client asks for.
+ */
+async function firstPartyGrant(ctx: KoaContextWithOIDC): Promise<Grant | undefined> {
+  const { client, session, provider } = ctx.oidc;
+  const accountId = session?.accountId;
+  if (!client || !accountId) return undefined;
+  const grantId = ctx.oidc.result?.consent?.grantId ?? session.grantIdFor(client.clientId);
+  const existing = grantId ? await provider.Grant.find(grantId) : undefined;
+  const grant = existing?.accountId === accountId ? existing : new provider.Grant({ clientId: client.clientId, accountId });
+  const encountered = new Set(grant.getOIDCScopeEncountered().split(' '));
+  const missingScopes = [...ctx.oidc.requestParamOIDCScopes].filter((scope) => !encountered.has(scope));
+  const knownClaims = new Set(grant.getOIDCClaimsEncountered());
+  const missingClaims = [...ctx.oidc.requestParamClaims].filter((claim) => !knownClaims.has(claim));
+  if (grant !== existing || missingScopes.length > 0 || missingClaims.length > 0) {
+    grant.addOIDCScope(missingScopes);
+    grant.addOIDCClaims(missingClaims);
+    await grant.save();
+  }
+  return grant;
+}
+
+/**
+ * The default policy, less the consent native apps would otherwise always need (first-party, above),
+ * plus: a browser session whose account cannot use this client (another workspace, deactivated)
+ * signs in again.
+ */
+function policy() {
+  const base = interactionPolicy.base();
+  base.get('consent')?.checks.remove('native_client_prompt');
+  base
+    .get('login')
+    ?.checks.add(
+      new interactionPolicy.Check('account_unusable', 'the signed-in account cannot use this application', 'login_required', (ctx) =>
+        Boolean(ctx.oidc.session?.accountId && !ctx.oidc.account),
+      ),
+    );
+  return base;
+}
+
+/** Browsers get our own page (no third-party fonts or scripts); clients get `{error, error_description}`. */
+function renderError(ctx: KoaContextWithOIDC, out: ErrorOut): void {
+  ctx.type = 'html';
+  const description = out.error_description ?? 'The request could not be completed.';
+  ctx.body = messagePage('Something went wrong', `${description} (${out.error})`);
+}
+
+/** SPAs call the token endpoint from the browser: allow the origins of the client's redirect URIs. */
+function clientBasedCORS(ctx: KoaContextWithOIDC, origin: string, client: Client): boolean {
+  if (origin === 'null') return false;
+  return (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
+}
+
+/** Where a provider event came from, for its audit row. */
+function originOfContext(ctx: KoaContextWithOIDC) {
+  const requestId = ctx.response.get('x-request-id');
+  return { ip: ctx.ip || null, userAgent: ctx.get('user-agent').slice(0, 512) || null, requestId: requestId || null };
+}
+
+function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
+  const value = ctx.oidc.params?.[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The authorization server: oidc-provider over our storage, keys and accounts. Made once per process
+ * (deps.ts); app.ts mounts its routes.
+ */
+export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthServer> {
+  const { config, orm, log } = deps;
+  const configuration: Configuration = {
+    adapter: (name: string) => new PostgresAdapter(orm, name),
+    findAccount: accountFinder(orm),
+    jwks: { keys: await deps.keys.idTokenKeys() },
+    claims: CLAIMS,
+    scopes: ['openid', 'offline_access', 'email', 'profile'],
+    responseTypes: ['code'],
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    enabledJWA: { idTokenSigningAlgValues: [ID_TOKEN_ALG], userinfoSigningAlgValues: [ID_TOKEN_ALG] },
+    extraClientMetadata: { properties: [WORKSPACE_METADATA] },
+    pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    rotateRefreshToken: true,
+    loadExistingGrant: firstPartyGrant,
+    clientBasedCORS,
+    renderError,
+    routes: OAUTH_ROUTES,
+    interactions: { policy: policy(), url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    cookies: {
+      keys: [deps.box.deriveKey('oidc-provider cookies')],
+      long: { httpOnly: true, sameSite: 'lax' },
+      short: { httpOnly: true, sameSite: 'lax' },
+    },
+    ttl: {
+      AccessToken: config.ACCESS_TOKEN_TTL,
+      ClientCredentials: config.ACCESS_TOKEN_TTL,
+      IdToken: config.ACCESS_TOKEN_TTL,
+      RefreshToken: config.REFRESH_TOKEN_TTL,
+      Grant: config.REFRESH_TOKEN_TTL,
+      AuthorizationCode: CODE_TTL,
+      Session: SESSION_TTL,
+      Interaction: INTERACTION_TTL,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: {
+        enabled: true,
+        // Any client of the token's workspace may introspect it (a backend checking its SPA's tokens);
+        // a public client only its own tokens.
+        allowedPolicy: async (ctx, client, token) => {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none' || !token.clientId) return false;
+          const owner = workspaceOf(await ctx.oidc.provider.Client.find(token.clientId));
+          return owner !== undefined && owner === workspaceOf(client);
+        },
+      },
+      // A client revokes its own tokens; another's are left alone (still 200, RFC 7009 2.2).
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx, form) => {
+          ctx.type = 'html';
+          ctx.body = logoutPage(form, ctx.oidc.client?.clientName);
+        },
+        postLogoutSuccessSource: (ctx) => {
+          ctx.type = 'html';
+          ctx.body = messagePage('Signed out', 'You are signed out. You can close this page.');
+        },
+      },
+      pushedAuthorizationRequests: { enabled: false },
+      resourceIndicators: { enabled: false },
+      dPoP: { enabled: false },
+    },
+  };
+
+  const provider = new Provider(config.BASE_URL, configuration);
+  // Express has already applied TRUST_PROXY; oauth/routes.ts hands its verdict on in X-Forwarded-*.
+  provider.proxy = config.trustProxy !== false;
+
+  // Secrets are stored as SHA-256 digests (docs/decisions.md): hash what the client presents, then compare.
+  provider.Client.prototype.compareClientSecret = function compareHashedSecret(this: Client, presented: string): boolean {
+    return typeof this.clientSecret === 'string' && constantTimeEqual(sha256(presented), this.clientSecret);
+  };
+
+  const audit = (ctx: KoaContextWithOIDC, eventType: string, details: Record<string, unknown>) => {
+    const client = ctx.oidc.client;
+    const workspaceId = workspaceOf(client);
+    if (!workspaceId || !client) return;
+    const em = orm.em.fork();
+    recordAudit(
+      { em, workspaceId, actor: { type: 'system', id: null }, ...originOfContext(ctx) },
+      { eventType, outcome: 'failure', target: { type: 'application', id: client.clientId }, details },
+    );
+    em.flush().catch((error: unknown) => log.error('audit write failed', { eventType, error }));
+  };
+
+  provider.on('grant.error', (ctx, error) => {
+    audit(ctx, 'oauth.token', {
+      error: error.error,
+      error_description: error.error_description,
+      reason: error.error_detail,
+      grant_type: param(ctx, 'grant_type'),
+    });
+  });
+  provider.on('grant.revoked', (ctx, grantId) => {
+    if (ctx.oidc.route === 'token') audit(ctx, 'oauth.grant_revoke', { grant_id: grantId, reason: 'replayed code or refresh token' });
+  });
+  provider.on('server_error', (ctx, error) => {
+    log.error('authorization server error', { path: ctx.path, requestId: ctx.response.get('x-request-id'), error });
+  });
+
+  const timer = setInterval(() => {
+    sweepExpired(orm).catch((error: unknown) => log.error('expired OAuth artifacts sweep failed', { error }));
+  }, SWEEP_EVERY_MS);
+  timer.unref();
+
+  return {
+    provider,
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import * as oidc from 'openid-client';
+import { describe, expect, it } from 'vitest';
+import { startTestApp } from '../../test/helpers/app.ts';
+import { call } from '../../test/helpers/http.ts';
+import { createWorkspace } from '../../test/helpers/workspace.ts';
+
+/**
+ * The sign-in cookies behind TRUST_PROXY: Secure when a trusted proxy says the browser used https,
+ * never because a client sent the header itself. One app at a time: without DATABASE_URL the tests
+ * share a single-connection embedded database.
+ */
+describe('authorization server behind a proxy', () => {
+  it.each([
+    ['loopback (trusted)', true, { TRUST_PROXY: 'loopback' }],
+    ['unset (spoofed header)', false, { TRUST_PROXY: '' }],
+  ])('with TRUST_PROXY %s, X-Forwarded-Proto: https gives Secure cookies: %s', async (_label, secure, env) => {
+    const app = await startTestApp(env);
+    try {
+      const ws = await createWorkspace(app);
+      const created = await call(app, 'POST', '/api/v1/applications', {
+        token: ws.apiKey,
+        body: { name: 'Proxied', type: 'web', redirect_uris: ['https://rp.example.com/cb'] },
+      });
+      const params = new URLSearchParams({
+        client_id: created.body.data.id,
+        response_type: 'code',
+        redirect_uri: 'https://rp.example.com/cb',
+        scope: 'openid',
+        code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
+        code_challenge_method: 'S256',
+      });
+      const res = await fetch(`${app.url}/oauth/authorize?${params}`, { redirect: 'manual', headers: { 'x-forwarded-proto': 'https' } });
+      expect(res.status).toBe(303);
+      expect(new URL(res.headers.get('location') as string, app.url).pathname).toMatch(/^\/oauth\/interaction\//);
+      const cookies = res.headers.getSetCookie();
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const cookie of cookies) expect(cookie.toLowerCase().includes('; secure')).toBe(secure);
+    } finally {
+      await app.close();
+    }
+  });
+});

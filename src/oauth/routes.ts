@@ -1,0 +1,148 @@
+import { IncomingMessage } from 'node:http';
+import express, { type Request, type Response, type Router } from 'express';
+import type { AppDeps } from '../core/context.ts';
+import { rateLimitHeaders } from '../core/rate-limit.ts';
+import { getRequestInfo, setRequestInfo } from '../core/request-info.ts';
+import { interactionRoutes } from './interactions.ts';
+import { PAGE_CSP, STYLESHEET, STYLESHEET_PATH } from './pages.ts';
+import { OAUTH_ROUTES } from './provider.ts';
+
+/** The paths oidc-provider answers; anything else under /oauth is ours (interactions) or a 404 in our envelope. */
+const PROVIDER_PATHS = new Set<string>([
+  OAUTH_ROUTES.authorization,
+  OAUTH_ROUTES.token,
+  OAUTH_ROUTES.userinfo,
+  OAUTH_ROUTES.revocation,
+  OAUTH_ROUTES.introspection,
+  OAUTH_ROUTES.end_session,
+  `${OAUTH_ROUTES.end_session}/confirm`,
+  `${OAUTH_ROUTES.end_session}/success`,
+  '/.well-known/openid-configuration',
+  '/.well-known/oauth-authorization-server',
+]);
+const RESUME = new RegExp(`^${OAUTH_ROUTES.authorization}/[A-Za-z0-9_-]+$`);
+
+/** Endpoints whose form bodies may also come as JSON (CONTRACT: "/oauth/token accepts … (and JSON)"). */
+const FORM_ENDPOINTS = new Set<string>([OAUTH_ROUTES.token, OAUTH_ROUTES.revocation, OAUTH_ROUTES.introspection]);
+const BODY_LIMIT = 56 * 1024;
+
+/** Provider pages may carry oidc-provider's one inline script (form_post); it adds that script's hash to script-src. */
+const PROVIDER_CSP = `${PAGE_CSP}; script-src 'self'`;
+
+export function isProviderPath(path: string): boolean {
+  return PROVIDER_PATHS.has(path) || RESUME.test(path);
+}
+
+/** An RFC 6749 error body: what OAuth clients parse. */
+export function sendOAuthError(res: Response, status: number, error: string, description: string, headers: Record<string, string> = {}) {
+  res
+    .status(status)
+    .set({ 'Cache-Control': 'no-store', ...headers })
+    .json({ error, error_description: description });
+}
+
+class BodyError extends Error {}
+
+async function readBody(req: Request): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > BODY_LIMIT) throw new BodyError('the request body is too large');
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A JSON object of scalar members as the form body it stands for. */
+function jsonToForm(text: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (cause) {
+    throw new BodyError('the request body is not valid JSON', { cause });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new BodyError('the JSON body must be an object');
+  const form = new URLSearchParams();
+  for (const [key, value] of Object.entries(parsed)) {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') form.append(key, String(value));
+    else if (value !== null) throw new BodyError(`the JSON member ${key} must be a string`);
+  }
+  return form.toString();
+}
+
+/**
+ * oidc-provider reads only form bodies on these endpoints, from the request stream. A JSON request is
+ * handed on as a new request over the same socket whose stream is the equivalent form body.
+ */
+async function asFormRequest(req: Request): Promise<IncomingMessage> {
+  const body = jsonToForm(await readBody(req));
+  const forwarded = new IncomingMessage(req.socket);
+  forwarded.method = req.method;
+  forwarded.url = req.url;
+  forwarded.httpVersion = req.httpVersion;
+  forwarded.httpVersionMajor = req.httpVersionMajor;
+  forwarded.httpVersionMinor = req.httpVersionMinor;
+  forwarded.headers = {
+    ...req.headers,
+    'content-type': 'application/x-www-form-urlencoded',
+    'content-length': String(Buffer.byteLength(body)),
+  };
+  forwarded.push(body);
+  forwarded.push(null);
+  // Fully received: without this, the end of the stream reads as an aborted request and closes the socket.
+  forwarded.complete = true;
+  setRequestInfo(forwarded, getRequestInfo(req));
+  return forwarded;
+}
+
+/**
+ * Express has applied TRUST_PROXY (client IP, protocol, host); oidc-provider (Koa) trusts forwarded
+ * headers wholesale when told to, so it is told Express's verdict and nothing a client made up. It
+ * then sets Secure cookies behind a TLS-terminating proxy, and never for a spoofed header.
+ */
+function forwardVerdict(req: Request): void {
+  req.headers['x-forwarded-for'] = getRequestInfo(req).ip;
+  req.headers['x-forwarded-proto'] = req.protocol;
+  req.headers['x-forwarded-host'] = req.host;
+}
+
+/**
+ * `/oauth/*` and the OpenID discovery document: the hosted sign-in (ours), then oidc-provider at the
+ * spec's paths, after the `/oauth/token` limit (60/min/IP, RFC error body). The JWKS is served by
+ * `wellKnownRoutes`, before this.
+ */
+export function oauthRoutes(deps: AppDeps): Router {
+  const callback = deps.oauth.provider.callback();
+  const trustProxy = deps.config.trustProxy !== false;
+  const routes = express.Router();
+
+  routes.get(STYLESHEET_PATH, (_req, res) => {
+    res.type('text/css').set('Cache-Control', 'public, max-age=3600').send(STYLESHEET);
+  });
+  routes.use(interactionRoutes(deps));
+
+  routes.use(async (req, res, next) => {
+    if (!isProviderPath(req.path)) return next();
+    try {
+      if (req.method === 'POST' && req.path === OAUTH_ROUTES.token) {
+        const decision = await deps.rateLimits.consume('oauthToken', getRequestInfo(req).ip);
+        if (!decision.allowed) {
+          return sendOAuthError(res, 429, 'rate_limited', 'Too many token requests; try again later', rateLimitHeaders(decision));
+        }
+      }
+      // The client went away while we waited (a closed connection): there is no one to answer, and
+      // oidc-provider would find the body stream gone.
+      if (req.destroyed) return;
+      if (trustProxy) forwardVerdict(req);
+      res.setHeader('Content-Security-Policy', PROVIDER_CSP);
+      const json = req.method === 'POST' && FORM_ENDPOINTS.has(req.path) && req.is('application/json') === 'application/json';
+      await callback(json ? await asFormRequest(req) : req, res);
+    } catch (error) {
+      if (error instanceof BodyError) return sendOAuthError(res, 400, 'invalid_request', error.message);
+      next(error);
+    }
+  });
+  return routes;
+}
