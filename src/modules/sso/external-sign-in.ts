@@ -12,6 +12,7 @@ import { mapProfile } from '../idp-attributes/idp-attributes.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from '../users/user.entity.ts';
+import { Application } from '../applications/application.entity.ts';
 
 /** From the redirect to the identity provider until its callback. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
@@ -39,8 +40,12 @@ function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** Where the one-time code may be sent: the service's own pages (BASE_URL's origin). */
-export function checkRedirectUri(deps: AppDeps, redirectUri: string | undefined): string {
+/**
+ * Where the one-time code may be sent: the service's own pages (BASE_URL's origin), or exactly one of
+ * the redirect URIs registered on an application of the workspace. Anything else would hand the code
+ * to a stranger.
+ */
+export async function checkRedirectUri(deps: AppDeps, em: EntityManager, redirectUri: string | undefined): Promise<string> {
   const target = redirectUri ?? `${deps.config.BASE_URL}/login/callback`;
   let url: URL;
   try {
@@ -50,12 +55,20 @@ export function checkRedirectUri(deps: AppDeps, redirectUri: string | undefined)
       details: [{ path: 'redirect_uri', message: 'must be a URL' }],
     });
   }
-  if (url.origin !== new URL(deps.config.BASE_URL).origin || url.hash) {
-    throw new AppError('BAD_REQUEST', 'redirect_uri must be a page of this service (the origin of BASE_URL), without a fragment', {
-      details: [{ path: 'redirect_uri', message: 'not an allowed redirect URI' }],
+  if (url.hash)
+    throw new AppError('BAD_REQUEST', 'redirect_uri must not have a fragment', {
+      details: [{ path: 'redirect_uri', message: 'has a fragment' }],
     });
-  }
-  return url.href;
+  if (url.origin === new URL(deps.config.BASE_URL).origin) return url.href;
+  const registered = await em.find(Application, {}, { fields: ['redirectUris'] });
+  if (registered.some((app) => app.redirectUris.includes(target))) return target;
+  throw new AppError(
+    'BAD_REQUEST',
+    'redirect_uri must be a page of this service or a redirect URI registered on one of the workspace’s applications',
+    {
+      details: [{ path: 'redirect_uri', message: 'not an allowed redirect URI' }],
+    },
+  );
 }
 
 /** Records a flow before redirecting to the provider; the state is random and only its hash is kept. */

@@ -142,9 +142,9 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     '/api/v1/auth/oauth/:provider/start',
     handler(deps, async (req, res) => {
       const workspaceId = await workspaceOf(deps, req);
-      const redirectUri = checkRedirectUri(deps, query(req, 'redirect_uri'));
       const em = deps.orm.em.fork();
       em.setFilterParams(TENANT_FILTER, { workspaceId });
+      const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
       const row = await enabledProvider(em, String(req.params.provider));
       const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
       const state = randomBytes(32).toString('base64url');
@@ -195,12 +195,12 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     '/api/v1/auth/sso/start',
     handler(deps, async (req, res) => {
       const workspaceId = await workspaceOf(deps, req);
-      const redirectUri = checkRedirectUri(deps, query(req, 'redirect_uri'));
       const email = query(req, 'email')?.toLowerCase();
       const organizationId = query(req, 'organization_id');
       if (!email && !organizationId) throw new AppError('BAD_REQUEST', 'Send the user’s email (or an organization_id)');
       const em = deps.orm.em.fork();
       em.setFilterParams(TENANT_FILTER, { workspaceId });
+      const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
       const org = organizationId
         ? isId('org', organizationId)
           ? await em.findOne(Organization, { id: organizationId })

@@ -150,13 +150,30 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(verified.body.data.user.email).toBe(email);
   });
 
-  it('refuses a redirect_uri outside the service, and an unconfigured provider', async () => {
+  it('accepts a redirect_uri of the service or registered on an application, refuses others and unconfigured providers', async () => {
     const evil = await call(
       app,
       'GET',
       `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}`,
     );
     expect(evil.status).toBe(400);
+    const app1 = await call(app, 'POST', '/api/v1/applications', {
+      token: ws.apiKey,
+      body: { name: 'Web app', type: 'spa', redirect_uris: ['https://app.example.com/auth/done'] },
+    });
+    expect(app1.status).toBe(201);
+    const registered = await call(
+      app,
+      'GET',
+      `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&redirect_uri=${encodeURIComponent('https://app.example.com/auth/done')}`,
+    );
+    expect(registered.status).toBe(302);
+    const near = await call(
+      app,
+      'GET',
+      `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&redirect_uri=${encodeURIComponent('https://app.example.com/auth/done/x')}`,
+    );
+    expect(near.status).toBe(400);
     const google = await call(app, 'GET', `/api/v1/auth/oauth/google/start?workspace_id=${ws.id}`);
     expect(google.status).toBe(404);
   });
