@@ -1,6 +1,7 @@
 import type { AnyProcedure } from '@trpc/server';
 import { createCallerFactory, router, type Meta } from './core/trpc.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
+import { auditRouter } from './modules/audit/audit.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
@@ -18,6 +19,7 @@ export const appRouter = router({
   roles: rolesRouter,
   groups: groupsRouter,
   invitations: invitationsRouter,
+  audit: auditRouter,
 });
 
 export type AppRouter = typeof appRouter;

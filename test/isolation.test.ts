@@ -36,6 +36,7 @@ describe('tenant isolation matrix', () => {
       await call(app, 'POST', '/api/v1/invitations', { token: a.apiKey, body: { email: uniqueEmail('inv') } })
     ).body.data.id;
     ids['api-keys'] = (await call(app, 'POST', '/api/v1/api-keys', { token: a.apiKey, body: { name: 'A key' } })).body.data.id;
+    ids['audit/events'] = (await call(app, 'GET', '/api/v1/audit/events/?per_page=1', { token: a.apiKey })).body.data[0].id;
   });
   afterAll(() => app.close());
 
@@ -51,7 +52,8 @@ describe('tenant isolation matrix', () => {
   it.each(idPaths.map((o) => [o.method, o.path] as const))(
     '%s %s with another workspace’s ids is 404 for its owner and API key',
     async (method, path) => {
-      const collection = /^\/api\/v1\/([a-z-]+)/.exec(path)?.[1] as string;
+      // The collection is the path before its first id: `users`, `audit/events`, `iga/requests`…
+      const collection = /^\/api\/v1\/([a-z/-]+?)\/\{/.exec(path)?.[1] as string;
       const url = path.replace('{id}', ids[collection] ?? 'missing').replace('{user_id}', ids.users as string);
       // A body that would be valid in B, so only the foreign id can be the reason for the 404.
       const bodies: Record<string, object> = {
@@ -81,7 +83,14 @@ describe('tenant isolation matrix', () => {
   });
 
   it('shows none of A’s rows in any of B’s lists', async () => {
-    for (const path of ['/api/v1/users', '/api/v1/roles', '/api/v1/groups', '/api/v1/invitations', '/api/v1/api-keys']) {
+    for (const path of [
+      '/api/v1/users',
+      '/api/v1/roles',
+      '/api/v1/groups',
+      '/api/v1/invitations',
+      '/api/v1/api-keys',
+      '/api/v1/audit/events/',
+    ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);
       const rows = JSON.stringify(res.body.data);

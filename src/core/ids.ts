@@ -31,7 +31,10 @@ export type IdPrefix =
   | 'prt'
   | 'eml'
   | 'chl'
-  | 'gmb';
+  | 'gmb'
+  | 'msg'
+  | 'rsk'
+  | 'rvi';
 
 function encodeTime(ms: number): string {
   let out = '';
