@@ -7,6 +7,7 @@ import { groupsRouter } from './modules/groups/groups.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
+import { threatRouter } from './modules/threat/threat.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
 import { workspacesRouter } from './modules/workspaces/workspaces.router.ts';
 
@@ -20,6 +21,7 @@ export const appRouter = router({
   groups: groupsRouter,
   invitations: invitationsRouter,
   audit: auditRouter,
+  threat: threatRouter,
 });
 
 export type AppRouter = typeof appRouter;

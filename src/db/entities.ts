@@ -8,6 +8,7 @@ import { GroupMemberSchema, GroupSchema } from '../modules/groups/group.entity.t
 import { InvitationSchema } from '../modules/invitations/invitation.entity.ts';
 import { MfaChallengeSchema, MfaFactorSchema } from '../modules/mfa/mfa.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
+import { RiskScoreSchema, ThreatSettingsSchema } from '../modules/threat/threat.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
 import { WorkspaceSchema } from '../modules/workspaces/workspace.entity.ts';
 
@@ -30,4 +31,6 @@ export const entities = [
   GroupMemberSchema,
   InvitationSchema,
   OutboxEventSchema,
+  RiskScoreSchema,
+  ThreatSettingsSchema,
 ];

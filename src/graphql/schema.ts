@@ -5,6 +5,7 @@ import '../modules/users/users.graphql.ts';
 import '../modules/roles/roles.graphql.ts';
 import '../modules/groups/groups.graphql.ts';
 import '../modules/audit/audit.graphql.ts';
+import '../modules/threat/threat.graphql.ts';
 
 /** The admin schema: every module's `*.graphql.ts` registers its types on the builder above. */
 export const graphqlSchema: GraphQLSchema = builder.toSchema();
