@@ -3,12 +3,14 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './core/logger.ts';
 import { openDatabase } from './db/database.ts';
 import { closeDeps, createDeps } from './deps.ts';
+import { rewrapAll } from './modules/vault/rewrap.ts';
 import { createWorkspaceInput } from './modules/workspaces/workspaces.schema.ts';
 import { createWorkspace } from './modules/workspaces/workspaces.service.ts';
 
 const USAGE = `Usage:
   npm run cli -- migrate
   npm run cli -- keys rotate
+  npm run cli -- keys rewrap     (after a master-key rotation: re-seal everything under VAULT_MASTER_KEY)
   npm run cli -- workspaces create --name NAME --owner-email EMAIL [--owner-password PASSWORD]
 
 Uses DATABASE_URL, or the embedded database under DATA_DIR (stop the server first: it holds it).`;
@@ -40,6 +42,19 @@ async function run(argv: string[]): Promise<void> {
       const kid = await deps.keys.rotate();
       await closeDeps(deps);
       process.stdout.write(`${JSON.stringify({ kid })}\n`);
+    } finally {
+      await database.close();
+    }
+    return;
+  }
+
+  if (group === 'keys' && command === 'rewrap') {
+    const database = await openDatabase(config, log, { migrate: true });
+    try {
+      const deps = await createDeps({ config, orm: database.orm, log, redis: null });
+      const counts = await rewrapAll(database.orm, deps.box);
+      await closeDeps(deps);
+      process.stdout.write(`${JSON.stringify({ key_id: deps.box.keyId, rewrapped: counts })}\n`);
     } finally {
       await database.close();
     }

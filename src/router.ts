@@ -9,6 +9,7 @@ import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
 import { threatRouter } from './modules/threat/threat.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
+import { vaultRouter } from './modules/vault/vault.router.ts';
 import { workspacesRouter } from './modules/workspaces/workspaces.router.ts';
 
 export const appRouter = router({
@@ -22,6 +23,7 @@ export const appRouter = router({
   invitations: invitationsRouter,
   audit: auditRouter,
   threat: threatRouter,
+  vault: vaultRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -36,6 +36,9 @@ describe('tenant isolation matrix', () => {
       await call(app, 'POST', '/api/v1/invitations', { token: a.apiKey, body: { email: uniqueEmail('inv') } })
     ).body.data.id;
     ids['api-keys'] = (await call(app, 'POST', '/api/v1/api-keys', { token: a.apiKey, body: { name: 'A key' } })).body.data.id;
+    ids['vault/objects'] = (
+      await call(app, 'POST', '/api/v1/vault/objects/', { token: a.apiKey, body: { name: 'A secret', value: 'a value' } })
+    ).body.data.id;
     ids['audit/events'] = (await call(app, 'GET', '/api/v1/audit/events/?per_page=1', { token: a.apiKey })).body.data[0].id;
   });
   afterAll(() => app.close());

@@ -10,6 +10,7 @@ import { MfaChallengeSchema, MfaFactorSchema } from '../modules/mfa/mfa.entity.t
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
 import { RiskScoreSchema, ThreatSettingsSchema } from '../modules/threat/threat.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
+import { VaultObjectSchema } from '../modules/vault/vault.entity.ts';
 import { WorkspaceSchema } from '../modules/workspaces/workspace.entity.ts';
 
 /** Every entity the ORM knows. A module adds its schema here. */
@@ -33,4 +34,5 @@ export const entities = [
   OutboxEventSchema,
   RiskScoreSchema,
   ThreatSettingsSchema,
+  VaultObjectSchema,
 ];

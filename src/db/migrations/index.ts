@@ -8,6 +8,7 @@ import { Migration20261126040000_user_profile } from './Migration20261126040000_
 import { Migration20261126050000_user_search } from './Migration20261126050000_user_search.ts';
 import { Migration20261126070000_audit_trail } from './Migration20261126070000_audit_trail.ts';
 import { Migration20261126071000_threat } from './Migration20261126071000_threat.ts';
+import { Migration20261126072000_vault } from './Migration20261126072000_vault.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -23,4 +24,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126050000_user_search', class: Migration20261126050000_user_search },
   { name: 'Migration20261126070000_audit_trail', class: Migration20261126070000_audit_trail },
   { name: 'Migration20261126071000_threat', class: Migration20261126071000_threat },
+  { name: 'Migration20261126072000_vault', class: Migration20261126072000_vault },
 ];
