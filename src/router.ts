@@ -4,6 +4,7 @@ import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { auditRouter } from './modules/audit/audit.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
+import { igaRouter } from './modules/iga/iga.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
@@ -24,6 +25,7 @@ export const appRouter = router({
   audit: auditRouter,
   threat: threatRouter,
   vault: vaultRouter,
+  iga: igaRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -39,6 +39,14 @@ describe('tenant isolation matrix', () => {
     ids['vault/objects'] = (
       await call(app, 'POST', '/api/v1/vault/objects/', { token: a.apiKey, body: { name: 'A secret', value: 'a value' } })
     ).body.data.id;
+    const aMember = (await signIn(app, a.id, user.body.data.email, 'workspace a passphrase')).accessToken;
+    ids['iga/requests'] = (
+      await call(app, 'POST', '/api/v1/iga/requests', { token: aMember, body: { entitlement_id: ids.roles, justification: 'A' } })
+    ).body.data.id;
+    ids['iga/reviews'] = (
+      await call(app, 'POST', '/api/v1/iga/reviews', { token: a.apiKey, body: { name: 'A review', scope: { type: 'everyone' } } })
+    ).body.data.id;
+    ids.items = (await call(app, 'GET', `/api/v1/iga/reviews/${ids['iga/reviews']}/items`, { token: a.apiKey })).body.data[0].id;
     ids['audit/events'] = (await call(app, 'GET', '/api/v1/audit/events/?per_page=1', { token: a.apiKey })).body.data[0].id;
   });
   afterAll(() => app.close());
@@ -57,11 +65,16 @@ describe('tenant isolation matrix', () => {
     async (method, path) => {
       // The collection is the path before its first id: `users`, `audit/events`, `iga/requests`…
       const collection = /^\/api\/v1\/([a-z/-]+?)\/\{/.exec(path)?.[1] as string;
-      const url = path.replace('{id}', ids[collection] ?? 'missing').replace('{user_id}', ids.users as string);
+      const url = path
+        .replace('{id}', ids[collection] ?? 'missing')
+        .replace('{user_id}', ids.users as string)
+        .replace('{item_id}', ids.items as string);
       // A body that would be valid in B, so only the foreign id can be the reason for the 404.
       const bodies: Record<string, object> = {
         'PATCH /api/v1/users/{id}': { name: 'Renamed' },
         'POST /api/v1/groups/{id}/members': { user_id: b.owner.id },
+        'POST /api/v1/iga/requests/{id}/deny': { reason: 'not yours' },
+        'POST /api/v1/iga/reviews/{id}/items/{item_id}/decide': { decision: 'keep' },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {

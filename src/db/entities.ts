@@ -5,6 +5,7 @@ import { SigningKeySchema } from '../modules/auth/signing-key.entity.ts';
 import { OutboxEmailSchema } from '../modules/email/email.entity.ts';
 import { OutboxEventSchema } from '../modules/events/event.entity.ts';
 import { GroupMemberSchema, GroupSchema } from '../modules/groups/group.entity.ts';
+import { AccessRequestSchema, AccessReviewItemSchema, AccessReviewSchema } from '../modules/iga/iga.entity.ts';
 import { InvitationSchema } from '../modules/invitations/invitation.entity.ts';
 import { MfaChallengeSchema, MfaFactorSchema } from '../modules/mfa/mfa.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
@@ -35,4 +36,7 @@ export const entities = [
   RiskScoreSchema,
   ThreatSettingsSchema,
   VaultObjectSchema,
+  AccessRequestSchema,
+  AccessReviewSchema,
+  AccessReviewItemSchema,
 ];
