@@ -10,6 +10,7 @@ import { Migration20261126070000_audit_trail } from './Migration20261126070000_a
 import { Migration20261126071000_threat } from './Migration20261126071000_threat.ts';
 import { Migration20261126072000_vault } from './Migration20261126072000_vault.ts';
 import { Migration20261126073000_governance } from './Migration20261126073000_governance.ts';
+import { Migration20261126074000_audit_type_outcome } from './Migration20261126074000_audit_type_outcome.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -27,4 +28,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126071000_threat', class: Migration20261126071000_threat },
   { name: 'Migration20261126072000_vault', class: Migration20261126072000_vault },
   { name: 'Migration20261126073000_governance', class: Migration20261126073000_governance },
+  { name: 'Migration20261126074000_audit_type_outcome', class: Migration20261126074000_audit_type_outcome },
 ];
