@@ -6,10 +6,11 @@ import argon2 from 'argon2';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.ts';
 import { hashPassword } from '../src/core/passwords.ts';
-import { BENCH_PASSWORD, seed } from './seed.ts';
+import { BENCH_PASSWORD, seed, seedAudit, type SeededAudit } from './seed.ts';
 
 /**
- * `npm run bench`: seeds a workspace (100,000 users, refresh tokens), starts the real server in its
+ * `npm run bench`: seeds a workspace (100,000 users, refresh tokens) and one with 1,000,000 audit
+ * events (BENCH_AUDIT_EVENTS; reused by later runs), starts the real server in its
  * own process (on DATABASE_URL/REDIS_URL when set, embedded otherwise), loads it with autocannon from
  * this process and writes bench/results.md. Each request comes from another X-Forwarded-For address
  * (TRUST_PROXY=loopback), as real traffic would, so per-IP limits are exercised but not hit.
@@ -21,6 +22,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const ONLY = process.env.BENCH_ONLY?.split(',');
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const REFRESH_TOKENS = Number(process.env.BENCH_REFRESH_TOKENS ?? 60_000);
+const AUDIT_EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 1_000_000);
 const PORT_APP = 3901;
 const PORT_BARE = 3902;
 
@@ -145,6 +147,13 @@ async function main(): Promise<void> {
   const redis = config.REDIS_URL ? 'Redis (REDIS_URL)' : 'in-process';
   process.stdout.write(`seeding ${USERS} users and ${REFRESH_TOKENS} refresh tokens on ${database}…\n`);
   const seeded = await seed(config, USERS, REFRESH_TOKENS);
+  let audit: SeededAudit | undefined;
+  if (wanted('audit')) {
+    process.stdout.write(`seeding ${AUDIT_EVENTS} audit events…\n`);
+    const started = Date.now();
+    audit = await seedAudit(config, AUDIT_EVENTS);
+    process.stdout.write(`audit events ready in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  }
   const rows: Row[] = [];
 
   for (const [key, script, label] of [
@@ -216,6 +225,35 @@ async function main(): Promise<void> {
       rows.push(
         await load(`GET /api/v1/users?q=…&per_page=20 (${USERS} users), 1 connection`, `${base}/api/v1/users`, search, undefined, 1),
       );
+    }
+    if (audit) {
+      const { apiKey, actorIds, targetIds, newest } = audit;
+      const day = 86_400_000;
+      const at = (msAgo: number) => encodeURIComponent(new Date(newest.getTime() - msAgo).toISOString());
+      // The filters an admin combines, in turn: type and outcome, outcome alone, one actor, one target,
+      // a day's range, a type over a week, and no filter at all (the newest page of a million).
+      let i = 0;
+      const filters = [
+        () => 'event_type=auth.login&outcome=failure',
+        () => 'event_type=user.update',
+        () => 'outcome=failure',
+        () => `actor_id=${actorIds[i % actorIds.length]}`,
+        () => `target_id=${targetIds[i % targetIds.length]}`,
+        () => `since=${at(((i % 20) + 2) * day)}&until=${at(((i % 20) + 1) * day)}`,
+        () => `event_type=role.assign&since=${at(7 * day)}`,
+        () => '',
+      ];
+      const filtered = () => {
+        i += 1;
+        return {
+          headers: { authorization: `Bearer ${apiKey}` },
+          path: `/api/v1/audit/events/?per_page=20&${(filters[i % filters.length] as () => string)()}`,
+        };
+      };
+      const label = `GET /api/v1/audit/events/ filtered (${AUDIT_EVENTS} events)`;
+      rows.push(await load(label, `${base}/api/v1/audit/events/`, filtered, 'bare Express 5'));
+      // The latency one admin sees while filtering the log: one client, no queue in front of it.
+      rows.push(await load(`${label}, 1 connection`, `${base}/api/v1/audit/events/`, filtered, undefined, 1));
     }
     if (wanted('refresh')) {
       let i = 0;

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './core/logger.ts';
 import { openDatabase } from './db/database.ts';
 import { closeDeps, createDeps } from './deps.ts';
+import { rewrapAll } from './modules/vault/rewrap.ts';
 import { createWorkspaceInput } from './modules/workspaces/workspaces.schema.ts';
 import { createWorkspace } from './modules/workspaces/workspaces.service.ts';
 import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG } from './modules/auth/signing-keys.ts';
@@ -10,6 +11,7 @@ import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG } from './modules/auth/signing-keys.ts';
 const USAGE = `Usage:
   npm run cli -- migrate
   npm run cli -- keys rotate [--id-token]
+  npm run cli -- keys rewrap     (after a master-key rotation: re-seal everything under VAULT_MASTER_KEY)
   npm run cli -- workspaces create --name NAME --owner-email EMAIL [--owner-password PASSWORD]
 
 Uses DATABASE_URL, or the embedded database under DATA_DIR (stop the server first: it holds it).`;
@@ -43,6 +45,19 @@ async function run(argv: string[]): Promise<void> {
       const kid = await deps.keys.rotate(values['id-token'] ? ID_TOKEN_ALG : ACCESS_TOKEN_ALG);
       await closeDeps(deps);
       process.stdout.write(`${JSON.stringify({ kid })}\n`);
+    } finally {
+      await database.close();
+    }
+    return;
+  }
+
+  if (group === 'keys' && command === 'rewrap') {
+    const database = await openDatabase(config, log, { migrate: true });
+    try {
+      const deps = await createDeps({ config, orm: database.orm, log, redis: null });
+      const counts = await rewrapAll(database.orm, deps.box);
+      await closeDeps(deps);
+      process.stdout.write(`${JSON.stringify({ key_id: deps.box.keyId, rewrapped: counts })}\n`);
     } finally {
       await database.close();
     }

@@ -42,6 +42,14 @@ const configSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
     .optional(),
+  /** Master keys rotated out: they still open what they sealed until `npm run cli -- keys rewrap` has run. */
+  VAULT_MASTER_KEY_PREVIOUS: z
+    .string()
+    .refine(
+      (v) => v.split(',').every((k) => Buffer.from(k.trim(), 'base64').length === 32),
+      'must be comma-separated base64 keys of 32 bytes',
+    )
+    .optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Prefix of rate-limit keys in Redis; lets several deployments (or test runs) share one Redis. */
   RATE_LIMIT_PREFIX: z.string().min(1).default('rl'),

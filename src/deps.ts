@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { AppDeps } from './core/context.ts';
-import { CryptoBox, loadMasterKey } from './core/crypto-box.ts';
+import { CryptoBox, loadMasterKey, previousMasterKeys } from './core/crypto-box.ts';
 import type { Logger } from './core/logger.ts';
 import { createRateLimits } from './core/rate-limit.ts';
 import { detectStatementSupport } from './core/sql.ts';
@@ -22,7 +22,10 @@ export async function createDeps(input: {
   const { config, orm, log, redis } = input;
   const clock = input.clock ?? systemClock;
   await detectStatementSupport(orm);
-  const box = new CryptoBox(await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR));
+  const box = new CryptoBox(
+    await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR),
+    previousMasterKeys(config.VAULT_MASTER_KEY_PREVIOUS),
+  );
   const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
   await keys.ensureActiveKey();
   const oauth = await createOAuthServer({ config, orm, log, keys, box });

@@ -2,15 +2,19 @@ import type { AnyProcedure } from '@trpc/server';
 import { createCallerFactory, router, type Meta } from './core/trpc.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { applicationsRouter } from './modules/applications/applications.router.ts';
+import { auditRouter } from './modules/audit/audit.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
+import { igaRouter } from './modules/iga/iga.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
 import { organizationsRouter } from './modules/organizations/organizations.router.ts';
 import { idpAttributesRouter } from './modules/idp-attributes/idp-attributes.router.ts';
 import { ssoRouter } from './modules/sso/sso.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
+import { threatRouter } from './modules/threat/threat.router.ts';
 import { usersRouter } from './modules/users/users.router.ts';
+import { vaultRouter } from './modules/vault/vault.router.ts';
 import { workspacesRouter } from './modules/workspaces/workspaces.router.ts';
 
 export const appRouter = router({
@@ -26,6 +30,10 @@ export const appRouter = router({
   idpAttributes: idpAttributesRouter,
   sso: ssoRouter,
   applications: applicationsRouter,
+  audit: auditRouter,
+  threat: threatRouter,
+  vault: vaultRouter,
+  iga: igaRouter,
 });
 
 export type AppRouter = typeof appRouter;

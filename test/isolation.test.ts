@@ -48,6 +48,18 @@ describe('tenant isolation matrix', () => {
         body: { name: 'A app', type: 'web', redirect_uris: ['https://a.example.com/callback'] },
       })
     ).body.data.id;
+    ids['vault/objects'] = (
+      await call(app, 'POST', '/api/v1/vault/objects/', { token: a.apiKey, body: { name: 'A secret', value: 'a value' } })
+    ).body.data.id;
+    const aMember = (await signIn(app, a.id, user.body.data.email, 'workspace a passphrase')).accessToken;
+    ids['iga/requests'] = (
+      await call(app, 'POST', '/api/v1/iga/requests', { token: aMember, body: { entitlement_id: ids.roles, justification: 'A' } })
+    ).body.data.id;
+    ids['iga/reviews'] = (
+      await call(app, 'POST', '/api/v1/iga/reviews', { token: a.apiKey, body: { name: 'A review', scope: { type: 'everyone' } } })
+    ).body.data.id;
+    ids.items = (await call(app, 'GET', `/api/v1/iga/reviews/${ids['iga/reviews']}/items`, { token: a.apiKey })).body.data[0].id;
+    ids['audit/events'] = (await call(app, 'GET', '/api/v1/audit/events/?per_page=1', { token: a.apiKey })).body.data[0].id;
   });
   afterAll(() => app.close());
 
@@ -63,11 +75,13 @@ describe('tenant isolation matrix', () => {
   it.each(idPaths.map((o) => [o.method, o.path] as const))(
     '%s %s with another workspace’s ids is 404 for its owner and API key',
     async (method, path) => {
-      const collection = /^\/api\/v1\/([a-z-]+)/.exec(path)?.[1] as string;
+      // The collection is the path before its first id: `users`, `audit/events`, `iga/requests`…
+      const collection = /^\/api\/v1\/([a-z/-]+?)\/\{/.exec(path)?.[1] as string;
       const url = path
         .replace('{id}', ids[collection] ?? 'missing')
         .replace('{key}', ids[collection] ?? 'missing')
-        .replace('{user_id}', ids.users as string);
+        .replace('{user_id}', ids.users as string)
+        .replace('{item_id}', ids.items as string);
       // A body that would be valid in B, so only the foreign id can be the reason for the 404.
       const bodies: Record<string, object> = {
         'PATCH /api/v1/users/{id}': { name: 'Renamed' },
@@ -75,6 +89,8 @@ describe('tenant isolation matrix', () => {
         'PATCH /api/v1/organizations/{id}': { name: 'Renamed' },
         'PATCH /api/v1/idp-attributes/{key}': { enabled: false },
         'PATCH /api/v1/applications/{id}': { name: 'Renamed' },
+        'POST /api/v1/iga/requests/{id}/deny': { reason: 'not yours' },
+        'POST /api/v1/iga/reviews/{id}/items/{item_id}/decide': { decision: 'keep' },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {
@@ -106,6 +122,7 @@ describe('tenant isolation matrix', () => {
       '/api/v1/invitations',
       '/api/v1/api-keys',
       '/api/v1/applications',
+      '/api/v1/audit/events/',
     ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);

@@ -38,7 +38,10 @@ export type IdPrefix =
   | 'ptl'
   | 'ida'
   | 'spr'
-  | 'xsi';
+  | 'xsi'
+  | 'msg'
+  | 'rsk'
+  | 'rvi';
 
 function encodeTime(ms: number): string {
   let out = '';
@@ -69,6 +72,14 @@ function encodeRandom(): string {
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${encodeTime(Date.now())}${encodeRandom()}`;
+}
+
+/**
+ * The first 14 characters of an id made now (`rvi_01j…`), for set-based inserts that make many ids
+ * in one statement: SQL appends 16 characters of [0-9a-f] (md5 hex is in the alphabet).
+ */
+export function idStem(prefix: IdPrefix): string {
+  return `${prefix}_${encodeTime(Date.now())}`;
 }
 
 const SHAPE = /^[a-z]{3}_[0-9a-hjkmnp-tv-z]{26}$/;

@@ -7,8 +7,11 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
  * Everything else goes through the ORM.
  */
 export interface Statement {
-  /** Unique per distinct text: PostgreSQL caches the plan under this name. */
-  name: string;
+  /**
+   * Unique per distinct text: PostgreSQL caches the plan under this name. Without one the statement
+   * is planned for its values on every run: for the few whose best plan depends on the values.
+   */
+  name?: string;
   /** `$1`-style placeholders. */
   text: string;
 }
@@ -35,7 +38,7 @@ export async function detectStatementSupport(orm: MikroORM): Promise<void> {
 }
 
 function config(client: object, statement: Statement, values: unknown[]) {
-  return unnamed.has(client) ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };
+  return unnamed.has(client) || !statement.name ? { text: statement.text, values } : { name: statement.name, text: statement.text, values };
 }
 
 function knexClient(orm: MikroORM): KnexClient {

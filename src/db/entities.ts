@@ -4,7 +4,9 @@ import { AuditEventSchema } from '../modules/audit/audit.entity.ts';
 import { PasswordResetTokenSchema, RefreshTokenSchema, SessionSchema } from '../modules/auth/session.entity.ts';
 import { SigningKeySchema } from '../modules/auth/signing-key.entity.ts';
 import { OutboxEmailSchema } from '../modules/email/email.entity.ts';
+import { OutboxEventSchema } from '../modules/events/event.entity.ts';
 import { GroupMemberSchema, GroupSchema } from '../modules/groups/group.entity.ts';
+import { AccessRequestSchema, AccessReviewItemSchema, AccessReviewSchema } from '../modules/iga/iga.entity.ts';
 import { InvitationSchema } from '../modules/invitations/invitation.entity.ts';
 import { MfaChallengeSchema, MfaFactorSchema } from '../modules/mfa/mfa.entity.ts';
 import { IdpAttributeSchema } from '../modules/idp-attributes/idp-attribute.entity.ts';
@@ -12,7 +14,9 @@ import { OrganizationDomainSchema, OrganizationMemberSchema, OrganizationSchema 
 import { SsoConnectionSchema } from '../modules/sso/sso-connection.entity.ts';
 import { SocialProviderSchema } from '../modules/sso/social-provider.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
+import { RiskScoreSchema, ThreatSettingsSchema } from '../modules/threat/threat.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
+import { VaultObjectSchema } from '../modules/vault/vault.entity.ts';
 import { WorkspaceSchema } from '../modules/workspaces/workspace.entity.ts';
 
 /** Every entity the ORM knows. A module adds its schema here. */
@@ -40,4 +44,11 @@ export const entities = [
   IdpAttributeSchema,
   SocialProviderSchema,
   ApplicationSchema,
+  OutboxEventSchema,
+  RiskScoreSchema,
+  ThreatSettingsSchema,
+  VaultObjectSchema,
+  AccessRequestSchema,
+  AccessReviewSchema,
+  AccessReviewItemSchema,
 ];

@@ -7,6 +7,11 @@ import { Migration20261126030000_invitations } from './Migration20261126030000_i
 import { Migration20261126040000_user_profile } from './Migration20261126040000_user_profile.ts';
 import { Migration20261126050000_user_search } from './Migration20261126050000_user_search.ts';
 import { Migration20261126060000_applications } from './Migration20261126060000_applications.ts';
+import { Migration20261126070000_audit_trail } from './Migration20261126070000_audit_trail.ts';
+import { Migration20261126071000_threat } from './Migration20261126071000_threat.ts';
+import { Migration20261126072000_vault } from './Migration20261126072000_vault.ts';
+import { Migration20261126073000_governance } from './Migration20261126073000_governance.ts';
+import { Migration20261126074000_audit_type_outcome } from './Migration20261126074000_audit_type_outcome.ts';
 import { Migration20261126090000_organizations } from './Migration20261126090000_organizations.ts';
 
 /**
@@ -22,5 +27,10 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126040000_user_profile', class: Migration20261126040000_user_profile },
   { name: 'Migration20261126050000_user_search', class: Migration20261126050000_user_search },
   { name: 'Migration20261126060000_applications', class: Migration20261126060000_applications },
+  { name: 'Migration20261126070000_audit_trail', class: Migration20261126070000_audit_trail },
+  { name: 'Migration20261126071000_threat', class: Migration20261126071000_threat },
+  { name: 'Migration20261126072000_vault', class: Migration20261126072000_vault },
+  { name: 'Migration20261126073000_governance', class: Migration20261126073000_governance },
+  { name: 'Migration20261126074000_audit_type_outcome', class: Migration20261126074000_audit_type_outcome },
   { name: 'Migration20261126090000_organizations', class: Migration20261126090000_organizations },
 ];

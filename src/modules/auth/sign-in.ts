@@ -7,6 +7,8 @@ import { runStatementIn, type Statement } from '../../core/sql.ts';
 import type { UserStatus } from '../users/user.entity.ts';
 import type { ChallengeView } from '../mfa/mfa.schema.ts';
 import { secondFactorStage } from '../mfa/sign-in-stage.ts';
+import { scoreAttempt } from '../threat/risk.ts';
+import { riskStage } from '../threat/risk-stage.ts';
 import type { TokensView } from './auth.schema.ts';
 import { startSession, type Origin } from './sessions.service.ts';
 
@@ -81,14 +83,33 @@ function scope(run: Pick<SignInRun, 'em' | 'attempt'>, user: SignInUser | null):
   };
 }
 
-function refuse(run: Pick<SignInRun, 'em' | 'attempt'>, user: SignInUser | null, reason: string, error: AppError): never {
+/**
+ * Records a refusal and answers the error to throw: the attempt is scored and stored as a failure
+ * (threat detection reads it for later attempts from this IP and on this account) and audited; both
+ * are kept although the request fails (`keepChanges`).
+ */
+async function refusal(run: Pick<SignInRun, 'em' | 'attempt' | 'now'>, user: SignInUser | null, reason: string, error: AppError) {
+  const { attempt } = run;
+  const scored = await scoreAttempt(
+    run.em,
+    {
+      workspaceId: attempt.workspaceId,
+      email: attempt.email,
+      ip: attempt.origin.ip,
+      userAgent: attempt.origin.userAgent,
+      userId: user?.id ?? null,
+      now: run.now,
+      lockedAccount: user?.status === 'locked',
+    },
+    { kind: 'failure', reason },
+  );
   recordAudit(scope(run, user), {
     eventType: 'auth.login',
     outcome: 'failure',
     ...(user ? { target: { type: 'user', id: user.id } } : {}),
-    details: { reason, email: run.attempt.email },
+    details: { reason, email: attempt.email, risk_score: scored.score },
   });
-  throw error;
+  return error;
 }
 
 /** Lifts a lock whose fifteen minutes have passed, before the password is judged. */
@@ -138,8 +159,8 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
     : null;
   if (!user?.passwordHash) {
     await verifyPassword(await dummy(), attempt.password);
-    refuse(
-      { em, attempt },
+    throw await refusal(
+      { em, attempt, now },
       user,
       user ? 'no_password' : 'unknown_email',
       new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }),
@@ -148,7 +169,7 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
   await expireLock(em, user, now);
   if (!(await verifyPassword(user.passwordHash, attempt.password))) {
     await countFailure(em, user, now);
-    refuse({ em, attempt }, user, 'wrong_password', new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }));
+    throw await refusal({ em, attempt, now }, user, 'wrong_password', new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }));
   }
   return user;
 }
@@ -156,7 +177,7 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
 /** Stage 2, account state: deactivated and locked accounts are refused, now that the password is known right. */
 const accountState: SignInStage = async (run) => {
   if (run.user.status === 'deactivated') {
-    refuse(
+    throw await refusal(
       run,
       run.user,
       'account_deactivated',
@@ -164,7 +185,7 @@ const accountState: SignInStage = async (run) => {
     );
   }
   if (run.user.status === 'locked') {
-    refuse(
+    throw await refusal(
       run,
       run.user,
       'account_locked',
@@ -190,10 +211,10 @@ const issueTokens: SignInFinish<SignInResult> = async (run) => {
 };
 
 /**
- * The stages after the password, in order: account state → risk → second factor, then the finish
- * (tokens). Risk (threat detection) and second-factor stages are added here by their modules.
+ * The stages after the password, in order: account state → risk (threat detection) → second factor,
+ * then the finish (tokens). Each module owns its stage; this list owns the order.
  */
-export const SIGN_IN_STAGES: SignInStage[] = [accountState, secondFactorStage];
+export const SIGN_IN_STAGES: SignInStage[] = [accountState, riskStage, secondFactorStage];
 
 async function runStages<T>(run: SignInRun, finish: SignInFinish<T>): Promise<T | SignInChallenge> {
   for (const stage of SIGN_IN_STAGES) {

@@ -8,7 +8,7 @@ export interface EmailTemplate {
   html: string;
 }
 
-export type TemplateKey = 'password_reset' | 'invitation';
+export type TemplateKey = 'password_reset' | 'invitation' | 'access_request_created' | 'access_request_decided';
 
 export const DEFAULT_TEMPLATES: Record<TemplateKey, EmailTemplate> = {
   password_reset: {
@@ -30,6 +30,26 @@ export const DEFAULT_TEMPLATES: Record<TemplateKey, EmailTemplate> = {
     html:
       '<p>You have been invited to join {{workspace_name}}.</p>' +
       '<p><a href="{{link}}">Accept and choose your password</a> (the link works once, for {{expires_days}} days).</p>',
+  },
+  access_request_created: {
+    subject: '{{requester_email}} asks for {{entitlement}} in {{workspace_name}}',
+    text:
+      '{{requester_email}} asks for access to {{entitlement}} in {{workspace_name}}.\n\n' +
+      'Their reason: {{justification}}\n\n' +
+      'Approve or deny request {{request_id}} in the dashboard (or POST /api/v1/iga/requests/{{request_id}}/approve or /deny).\n',
+    html:
+      '<p>{{requester_email}} asks for access to <strong>{{entitlement}}</strong> in {{workspace_name}}.</p>' +
+      '<p>Their reason: {{justification}}</p>' +
+      '<p>Approve or deny request <code>{{request_id}}</code> in the dashboard.</p>',
+  },
+  access_request_decided: {
+    subject: 'Access to {{entitlement}} {{decision}}',
+    text:
+      'The request of {{requester_email}} for access to {{entitlement}} in {{workspace_name}} was {{decision}} by {{decided_by}}.\n\n' +
+      '{{details}}\n',
+    html:
+      '<p>The request of {{requester_email}} for access to <strong>{{entitlement}}</strong> in {{workspace_name}} was ' +
+      '<strong>{{decision}}</strong> by {{decided_by}}.</p><p>{{details}}</p>',
   },
 };
 

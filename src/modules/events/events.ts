@@ -1,0 +1,40 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { newId } from '../../core/ids.ts';
+import { OutboxEvent } from './event.entity.ts';
+
+/**
+ * The webhook event types this service emits so far, with the description `GET
+ * /api/v1/webhooks/event-types` will list. Names follow CONTRACT.md "Events".
+ */
+export const EVENT_TYPES = {
+  'access_request.created': 'A user asked for an entitlement',
+  'access_request.approved': 'An access request was approved and the access granted',
+  'access_request.denied': 'An access request was denied',
+  'access_review.started': 'An access review was started',
+  'access_review.completed': 'Every item of an access review was decided',
+} as const;
+
+export type EventType = keyof typeof EVENT_TYPES;
+
+/** The part of a request an event needs: the transaction to join and the workspace. */
+export interface EventScope {
+  em: EntityManager;
+  workspaceId: string;
+}
+
+/**
+ * Adds a domain event to the caller's unit of work, so it commits with the change it describes, or
+ * not at all (the outbox pattern: no event without its change, no change without its event). `data`
+ * must never hold a secret.
+ */
+export function emitEvent(scope: EventScope, type: EventType, data: Record<string, unknown>, now = new Date()): OutboxEvent {
+  const event = Object.assign(new OutboxEvent(), {
+    id: newId('msg'),
+    workspaceId: scope.workspaceId,
+    type,
+    payload: data,
+    createdAt: now,
+  });
+  scope.em.persist(event);
+  return event;
+}

@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { MailSink } from '../../../test/helpers/mail-sink.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+const PASSWORD = 'governance passphrase';
+
+interface Person {
+  id: string;
+  email: string;
+  token: string;
+}
+
+describe('entitlements and access requests', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  const mail = new MailSink();
+  const roleIds: Record<string, string> = {};
+  let owner: Person;
+  let admin: Person;
+  let viewer: Person;
+  let groupId: string;
+
+  async function person(label: string, role?: string): Promise<Person> {
+    const email = uniqueEmail(label);
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    if (role)
+      await call(app, 'POST', '/api/v1/roles/assign', {
+        token: ws.apiKey,
+        body: { user_id: created.body.data.id, role_id: roleIds[role] },
+      });
+    return { id: created.body.data.id, email, token: (await signIn(app, ws.id, email, PASSWORD)).accessToken };
+  }
+
+  const ask = (who: Person | string, body: object) =>
+    call(app, 'POST', '/api/v1/iga/requests', { token: typeof who === 'string' ? who : who.token, body });
+  const decide = (id: string, verb: 'approve' | 'deny', body: object, token = admin.token) =>
+    call(app, 'POST', `/api/v1/iga/requests/${id}/${verb}`, { token, body });
+
+  async function events(type: string) {
+    return app.deps.orm.em
+      .getConnection()
+      .execute<{ payload: any }[]>('select payload from events where workspace_id = ? and type = ? order by created_at, id', [ws.id, type]);
+  }
+
+  async function rolesOf(userId: string) {
+    const res = await call(app, 'GET', `/api/v1/users/${userId}/roles`, { token: ws.apiKey });
+    return res.body.data.map((a: { role: { id: string }; expires_at: string | null }) => ({ id: a.role.id, expires_at: a.expires_at }));
+  }
+
+  beforeAll(async () => {
+    app = await startTestApp({ SMTP_URL: await mail.start() });
+    ws = await createWorkspace(app, 'Governed');
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    for (const r of roles.body.data) roleIds[r.key] = r.id;
+    roleIds.billing = (
+      await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Billing', key: 'billing', permissions: ['users:read'] } })
+    ).body.data.id;
+    groupId = (await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Finance' } })).body.data.id;
+    owner = { id: ws.owner.id, email: ws.owner.email, token: (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken };
+    admin = await person('admin', 'admin');
+    viewer = await person('viewer', 'viewer');
+  });
+  afterAll(async () => {
+    await app.close();
+    await mail.stop();
+  });
+
+  it('lists entitlements (roles, then groups) with who holds them', async () => {
+    const member = await person('holder');
+    await call(app, 'POST', `/api/v1/groups/${groupId}/members`, { token: ws.apiKey, body: { user_id: member.id } });
+    const res = await call(app, 'GET', '/api/v1/iga/entitlements?per_page=100', { token: viewer.token });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((e: { type: string; name: string }) => `${e.type}:${e.name}`)).toEqual([
+      'role:Owner',
+      'role:Admin',
+      'role:Viewer',
+      'role:Member',
+      'role:Billing',
+      'group:Finance',
+    ]);
+    expect(res.body.meta.total).toBe(6);
+    const byName = Object.fromEntries(res.body.data.map((e: { name: string }) => [e.name, e]));
+    expect(byName.Owner).toMatchObject({
+      id: roleIds.owner,
+      key: 'owner',
+      holder_count: 1,
+      holders: [{ user_id: owner.id, email: owner.email }],
+    });
+    expect(byName.Admin.holders.map((h: { user_id: string }) => h.user_id)).toEqual([admin.id]);
+    expect(byName.Finance).toMatchObject({
+      id: groupId,
+      type: 'group',
+      key: null,
+      holder_count: 1,
+      holders: [{ user_id: member.id, expires_at: null }],
+    });
+    expect(byName.Member.holder_count).toBe(3);
+
+    const groups = await call(app, 'GET', '/api/v1/iga/entitlements?type=group', { token: ws.apiKey });
+    expect(groups.body.data.map((e: { id: string }) => e.id)).toEqual([groupId]);
+    const second = await call(app, 'GET', '/api/v1/iga/entitlements?per_page=4&page=2', { token: ws.apiKey });
+    expect(second.body).toMatchObject({ meta: { total: 6, page: 2 } });
+    expect(second.body.data).toHaveLength(2);
+    await call(app, 'DELETE', `/api/v1/groups/${groupId}/members/${member.id}`, { token: ws.apiKey });
+  });
+
+  it('a user asks; admins are emailed; an admin approves with an expiry: granted in the same transaction; twice is 409', async () => {
+    const requester = await person('asker');
+    const created = await ask(requester, { entitlement_id: roleIds.billing, justification: 'Quarter close' });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({
+      requester: { id: requester.id, email: requester.email },
+      entitlement: { type: 'role', id: roleIds.billing, name: 'Billing' },
+      justification: 'Quarter close',
+      status: 'pending',
+      decided_at: null,
+      decided_by: null,
+    });
+    const id = created.body.data.id;
+    expect((await ask(requester, { entitlement_id: roleIds.billing, justification: 'again' })).status).toBe(409);
+    for (const approver of [owner.email, admin.email]) expect((await mail.waitFor(approver)).raw).toContain(id);
+    expect(mail.to(viewer.email)).toHaveLength(0);
+    expect((await events('access_request.created')).at(-1)?.payload).toMatchObject({ id, status: 'pending' });
+
+    const pending = await call(app, 'GET', '/api/v1/iga/requests?status=pending', { token: viewer.token });
+    expect(pending.body.data.map((r: { id: string }) => r.id)).toContain(id);
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: viewer.token })).body.data.status).toBe('pending');
+
+    const expiresAt = new Date(app.clock.now().getTime() + 7 * 86_400_000).toISOString();
+    const adminMails = mail.to(admin.email).length;
+    const approved = await decide(id, 'approve', { expires_at: expiresAt, comment: 'for the close' });
+    expect(approved.status).toBe(200);
+    expect(approved.body.data).toMatchObject({
+      status: 'approved',
+      decided_by: { type: 'user', id: admin.id },
+      decision_reason: 'for the close',
+      expires_at: expiresAt,
+    });
+    expect(await rolesOf(requester.id)).toContainEqual({ id: roleIds.billing, expires_at: expiresAt });
+    // The grant is live at once: the requester's own token now reads users (the Billing role's permission).
+    expect((await call(app, 'GET', '/api/v1/users', { token: requester.token })).status).toBe(200);
+
+    const again = await decide(id, 'approve', {});
+    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect((await decide(id, 'deny', { reason: 'changed my mind' })).status).toBe(409);
+
+    const approvedEvent = (await events('access_request.approved')).at(-1)?.payload;
+    expect(approvedEvent).toMatchObject({ id, status: 'approved', requester: { id: requester.id }, expires_at: expiresAt });
+    expect((await mail.waitFor(requester.email)).raw).toMatch(/approved/);
+    expect((await mail.waitFor(admin.email, adminMails)).raw).toMatch(/Access to role Billing approved/);
+
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${id}&per_page=10`, { token: ws.apiKey });
+    expect(audit.body.data.map((e: { event_type: string }) => e.event_type).sort()).toEqual([
+      'access_request.approve',
+      'access_request.create',
+    ]);
+    const assigned = await call(app, 'GET', `/api/v1/audit/events/?event_type=role.assign&target_id=${requester.id}`, { token: ws.apiKey });
+    expect(assigned.body.data[0].actor).toEqual({ type: 'user', id: admin.id });
+  });
+
+  it('denies with a reason; nothing is granted; deciding again is 409', async () => {
+    const requester = await person('denied');
+    const { id } = (await ask(requester, { entitlement_id: groupId, justification: 'Want to see the books' })).body.data;
+    expect((await decide(id, 'deny', {})).status).toBe(400);
+    const denied = await decide(id, 'deny', { reason: 'Not on the finance team' }, ws.apiKey);
+    expect(denied.body.data).toMatchObject({
+      status: 'denied',
+      decision_reason: 'Not on the finance team',
+      decided_by: { type: 'api_key' },
+    });
+    const members = await call(app, 'GET', `/api/v1/iga/entitlements?type=group`, { token: ws.apiKey });
+    expect(members.body.data[0].holders.map((h: { user_id: string }) => h.user_id)).not.toContain(requester.id);
+    expect((await decide(id, 'deny', { reason: 'twice' })).status).toBe(409);
+    expect((await decide(id, 'approve', {})).status).toBe(409);
+    expect((await events('access_request.denied')).at(-1)?.payload).toMatchObject({ id, reason: 'Not on the finance team' });
+    expect((await mail.waitFor(requester.email)).raw).toContain('Not on the finance team');
+    const list = await call(app, 'GET', '/api/v1/iga/requests?status=denied', { token: ws.apiKey });
+    expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([id]);
+    // A new request after a denial is fine.
+    expect((await ask(requester, { entitlement_id: groupId, justification: 'Joined finance' })).status).toBe(201);
+  });
+
+  it('approving a group request adds the membership', async () => {
+    const requester = await person('joiner');
+    const { id } = (await ask(requester, { entitlement_id: groupId, justification: 'New hire' })).body.data;
+    expect((await decide(id, 'approve', { expires_at: new Date(app.clock.now().getTime() + 86_400_000).toISOString() })).status).toBe(400);
+    expect((await decide(id, 'approve', {})).body.data.status).toBe('approved');
+    const group = await call(app, 'GET', '/api/v1/iga/entitlements?type=group', { token: ws.apiKey });
+    expect(group.body.data[0].holders.map((h: { user_id: string }) => h.user_id)).toContain(requester.id);
+    expect((await ask(requester, { entitlement_id: groupId, justification: 'again' })).status).toBe(409);
+  });
+
+  it('one of two racing decisions wins, the other is 409', async () => {
+    const requester = await person('raced');
+    const { id } = (await ask(requester, { entitlement_id: roleIds.billing, justification: 'race' })).body.data;
+    const results = await Promise.all([decide(id, 'approve', {}), decide(id, 'deny', { reason: 'no' }, ws.apiKey)]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const final = (await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey })).body.data.status;
+    const holds = (await rolesOf(requester.id)).some((r: { id: string }) => r.id === roleIds.billing);
+    expect(holds).toBe(final === 'approved');
+  });
+
+  it('keeps the rules: no self-approval, owner granted only by owners, unknown entitlements 404, API keys cannot ask', async () => {
+    const own = await ask(admin, { entitlement_id: roleIds.billing, justification: 'mine' });
+    expect(own.status).toBe(201);
+    const self = await decide(own.body.data.id, 'approve', {}, admin.token);
+    expect([self.status, self.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    expect((await decide(own.body.data.id, 'approve', {}, owner.token)).status).toBe(200);
+
+    const climber = await person('climber');
+    const ownerRequest = (await ask(climber, { entitlement_id: roleIds.owner, justification: 'promote me' })).body.data.id;
+    expect((await decide(ownerRequest, 'approve', {}, admin.token)).status).toBe(403);
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${ownerRequest}`, { token: ws.apiKey })).body.data.status).toBe('pending');
+    expect((await decide(ownerRequest, 'deny', { reason: 'no' }, admin.token)).status).toBe(200);
+
+    expect((await ask(climber, { entitlement_id: 'rol_00000000000000000000000000', justification: 'x' })).status).toBe(404);
+    expect((await ask(climber, { entitlement_id: 'usr_00000000000000000000000000', justification: 'x' })).status).toBe(404);
+    expect((await ask(climber, { entitlement_id: roleIds.member, justification: 'held already' })).status).toBe(409);
+    expect((await ask(climber, { entitlement_id: roleIds.billing })).status).toBe(400);
+    expect((await ask(climber, { entitlement_id: roleIds.billing, justification: '  ' })).status).toBe(400);
+    const byKey = await ask(ws.apiKey, { entitlement_id: roleIds.billing, justification: 'x' });
+    expect([byKey.status, byKey.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    expect((await ask('', { entitlement_id: roleIds.billing, justification: 'x' })).status).toBe(401);
+    for (const id of ['req_00000000000000000000000000', 'nope']) {
+      expect((await decide(id, 'approve', {})).status).toBe(404);
+      expect((await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey })).status).toBe(404);
+    }
+  });
+
+  it('lets viewers read requests and entitlements but not decide; members neither', async () => {
+    const requester = await person('watched');
+    const { id } = (await ask(requester, { entitlement_id: roleIds.billing, justification: 'read me' })).body.data;
+    expect((await call(app, 'GET', '/api/v1/iga/requests', { token: viewer.token })).status).toBe(200);
+    expect((await decide(id, 'approve', {}, viewer.token)).status).toBe(403);
+    expect((await decide(id, 'deny', { reason: 'x' }, viewer.token)).status).toBe(403);
+    for (const path of ['/api/v1/iga/requests', '/api/v1/iga/entitlements', `/api/v1/iga/requests/${id}`]) {
+      expect((await call(app, 'GET', path, { token: requester.token })).status, path).toBe(403);
+    }
+    const filtered = await call(app, 'GET', `/api/v1/iga/requests?requester_id=${requester.id}`, { token: ws.apiKey });
+    expect(filtered.body.data.map((r: { id: string }) => r.id)).toEqual([id]);
+    const byEntitlement = await call(app, 'GET', `/api/v1/iga/requests?entitlement_id=${groupId}&per_page=100`, { token: ws.apiKey });
+    for (const r of byEntitlement.body.data) expect(r.entitlement.id).toBe(groupId);
+    expect((await call(app, 'GET', '/api/v1/iga/requests?status=maybe', { token: ws.apiKey })).status).toBe(400);
+  });
+});

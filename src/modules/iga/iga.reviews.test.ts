@@ -1,0 +1,281 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn } from '../../../test/helpers/auth.ts';
+import { call, graphql } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+const PASSWORD = 'review passphrase';
+
+interface Person {
+  id: string;
+  email: string;
+  token: string;
+}
+
+describe('access reviews', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  const roleIds: Record<string, string> = {};
+  let admin: Person;
+  let viewer: Person;
+  let ownerToken: string;
+
+  async function person(label: string, ...roles: string[]): Promise<Person> {
+    const email = uniqueEmail(label);
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    for (const role of roles) {
+      await call(app, 'POST', '/api/v1/roles/assign', {
+        token: ws.apiKey,
+        body: { user_id: created.body.data.id, role_id: roleIds[role] },
+      });
+    }
+    return { id: created.body.data.id, email, token: (await signIn(app, ws.id, email, PASSWORD)).accessToken };
+  }
+
+  const start = (body: object, token = admin.token) => call(app, 'POST', '/api/v1/iga/reviews', { token, body });
+  const items = (id: string, query = '') => call(app, 'GET', `/api/v1/iga/reviews/${id}/items?per_page=100${query}`, { token: ws.apiKey });
+  const decide = (id: string, itemId: string, decision: string, token = admin.token) =>
+    call(app, 'POST', `/api/v1/iga/reviews/${id}/items/${itemId}/decide`, { token, body: { decision, comment: `${decision} it` } });
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'Reviewed');
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    for (const r of roles.body.data) roleIds[r.key] = r.id;
+    roleIds.support = (
+      await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Support', key: 'support', permissions: ['users:read'] } })
+    ).body.data.id;
+    ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+    admin = await person('admin', 'admin');
+    viewer = await person('viewer', 'viewer');
+  });
+  afterAll(() => app.close());
+
+  it('reviews a role: items are its current holders; revoke removes the access at once; the last decision completes it', async () => {
+    const keepMe = await person('keep', 'support');
+    const dropMe = await person('drop', 'support');
+    expect((await call(app, 'GET', '/api/v1/users', { token: dropMe.token })).status).toBe(200);
+
+    const res = await start({ name: 'Q4 support access', scope: { type: 'role', id: roleIds.support }, due_at: '2099-01-01T00:00:00Z' });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({
+      name: 'Q4 support access',
+      scope: { type: 'role', id: roleIds.support, name: 'Support' },
+      status: 'in_progress',
+      progress: { total: 2, decided: 0, kept: 0, revoked: 0, percent: 0 },
+      created_by: { type: 'user', id: admin.id },
+      due_at: '2099-01-01T00:00:00.000Z',
+      completed_at: null,
+    });
+    const reviewId = res.body.data.id;
+    const listed = await items(reviewId);
+    expect(listed.body.meta.total).toBe(2);
+    const byUser = Object.fromEntries(listed.body.data.map((i: { user: { id: string } }) => [i.user.id, i]));
+    expect(byUser[keepMe.id]).toMatchObject({
+      review_id: reviewId,
+      user: { email: keepMe.email },
+      entitlement: { type: 'role', id: roleIds.support },
+      decision: null,
+    });
+
+    const kept = await decide(reviewId, byUser[keepMe.id].id, 'keep');
+    expect(kept.status).toBe(200);
+    expect(kept.body.data.item).toMatchObject({ decision: 'keep', decided_by: { type: 'user', id: admin.id }, comment: 'keep it' });
+    expect(kept.body.data.review.progress).toEqual({ total: 2, decided: 1, kept: 1, revoked: 0, percent: 50 });
+    expect((await decide(reviewId, byUser[keepMe.id].id, 'revoke')).status).toBe(409);
+
+    const revoked = await decide(reviewId, byUser[dropMe.id].id, 'revoke');
+    expect(revoked.body.data.review).toMatchObject({
+      status: 'completed',
+      progress: { total: 2, decided: 2, kept: 1, revoked: 1, percent: 100 },
+    });
+    expect(revoked.body.data.review.completed_at).not.toBeNull();
+    // The access is gone at once: the same access token no longer reads users.
+    expect((await call(app, 'GET', '/api/v1/users', { token: dropMe.token })).status).toBe(403);
+    expect((await call(app, 'GET', '/api/v1/users', { token: keepMe.token })).status).toBe(200);
+    const roles = await call(app, 'GET', `/api/v1/users/${dropMe.id}/roles`, { token: ws.apiKey });
+    expect(roles.body.data.map((a: { role: { key: string } }) => a.role.key)).toEqual(['member']);
+
+    const again = await decide(reviewId, byUser[dropMe.id].id, 'keep');
+    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+    const completed = await call(app, 'GET', `/api/v1/iga/reviews/${reviewId}`, { token: viewer.token });
+    expect(completed.body.data.status).toBe('completed');
+    expect(
+      (await call(app, 'GET', '/api/v1/iga/reviews?status=completed', { token: ws.apiKey })).body.data.map((r: { id: string }) => r.id),
+    ).toContain(reviewId);
+
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${reviewId}&per_page=10`, { token: ws.apiKey });
+    expect(audit.body.data.map((e: { event_type: string }) => e.event_type).sort()).toEqual([
+      'access_review.complete',
+      'access_review.decide',
+      'access_review.decide',
+      'access_review.start',
+    ]);
+    const revokeAudit = await call(app, 'GET', `/api/v1/audit/events/?event_type=role.revoke&target_id=${dropMe.id}`, { token: ws.apiKey });
+    expect(revokeAudit.body.meta.total).toBe(1);
+    const [event] = await app.deps.orm.em
+      .getConnection()
+      .execute<{ payload: any }[]>(`select payload from events where workspace_id = ? and type = 'access_review.completed'`, [ws.id]);
+    expect(event?.payload).toMatchObject({ id: reviewId, progress: { kept: 1, revoked: 1 } });
+  });
+
+  it('reviews a group: revoke removes the membership', async () => {
+    const groupId = (await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Contractors' } })).body.data.id;
+    const members = [await person('c1'), await person('c2'), await person('c3')];
+    for (const m of members) await call(app, 'POST', `/api/v1/groups/${groupId}/members`, { token: ws.apiKey, body: { user_id: m.id } });
+    const review = (await start({ name: 'Contractors', scope: { type: 'group', id: groupId } })).body.data;
+    expect(review.progress.total).toBe(3);
+    const list = (await items(review.id)).body.data;
+    const first = list.find((i: { user: { id: string } }) => i.user.id === members[0]?.id);
+    await decide(review.id, first.id, 'revoke');
+    const pending = await items(review.id, '&decision=pending');
+    expect(pending.body.meta.total).toBe(2);
+    expect((await items(review.id, '&decision=revoke')).body.data.map((i: { id: string }) => i.id)).toEqual([first.id]);
+    const group = await call(app, 'GET', '/api/v1/iga/entitlements?type=group', { token: ws.apiKey });
+    const holders = group.body.data.find((e: { id: string }) => e.id === groupId).holders.map((h: { user_id: string }) => h.user_id);
+    expect(holders.sort()).toEqual([members[1]?.id, members[2]?.id].sort());
+    expect((await call(app, 'GET', `/api/v1/iga/reviews/${review.id}`, { token: ws.apiKey })).body.data.status).toBe('in_progress');
+  });
+
+  it('reviews everyone: every role grant but the default member role, and every group membership', async () => {
+    const review = (await start({ name: 'Everyone', scope: { type: 'everyone' } }, ws.apiKey)).body.data;
+    const list = await items(review.id);
+    expect(review.progress.total).toBe(list.body.meta.total);
+    const kinds = list.body.data.map((i: { entitlement: { type: string; name: string } }) => `${i.entitlement.type}:${i.entitlement.name}`);
+    expect(kinds).toEqual(expect.arrayContaining(['role:Owner', 'role:Admin', 'role:Viewer', 'role:Support', 'group:Contractors']));
+    expect(kinds).not.toContain('role:Member');
+    expect(review.created_by.type).toBe('api_key');
+  });
+
+  it('completes a review of nothing at once', async () => {
+    const empty = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Unused', permissions: [] } });
+    const review = await start({ name: 'Nobody', scope: { type: 'role', id: empty.body.data.id } });
+    expect(review.body.data).toMatchObject({ status: 'completed', progress: { total: 0, decided: 0, percent: 100 } });
+  });
+
+  it('keeps the owner rules: revoking the last owner is 409 and leaves the item undecided', async () => {
+    const review = (await start({ name: 'Owners', scope: { type: 'role', id: roleIds.owner } })).body.data;
+    const [item] = (await items(review.id)).body.data;
+    const byAdmin = await decide(review.id, item.id, 'revoke');
+    expect(byAdmin.status).toBe(403);
+    const byOwner = await decide(review.id, item.id, 'revoke', ownerToken);
+    expect([byOwner.status, byOwner.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect((await items(review.id)).body.data[0].decision).toBeNull();
+    expect((await decide(review.id, item.id, 'keep', ownerToken)).body.data.review.status).toBe('completed');
+  });
+
+  it('refuses bad scopes, unknown reviews and items, and items of another review', async () => {
+    for (const body of [
+      { name: 'x', scope: { type: 'application', id: 'app_00000000000000000000000000' } },
+      { name: 'x', scope: { type: 'role' } },
+      { name: '', scope: { type: 'everyone' } },
+      { name: 'x', scope: { type: 'everyone' }, due_at: 'soon' },
+    ]) {
+      expect((await start(body)).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await start({ name: 'x', scope: { type: 'role', id: 'rol_00000000000000000000000000' } })).status).toBe(404);
+    const groupId = (await call(app, 'GET', '/api/v1/iga/entitlements?type=group', { token: ws.apiKey })).body.data[0].id;
+    expect((await start({ name: 'x', scope: { type: 'role', id: groupId } })).status).toBe(404);
+
+    const a = (await start({ name: 'A', scope: { type: 'role', id: roleIds.admin } })).body.data;
+    const b = (await start({ name: 'B', scope: { type: 'role', id: roleIds.viewer } })).body.data;
+    const [itemOfA] = (await items(a.id)).body.data;
+    expect((await decide(b.id, itemOfA.id, 'keep')).status).toBe(404);
+    expect((await decide('rev_00000000000000000000000000', itemOfA.id, 'keep')).status).toBe(404);
+    expect((await decide(a.id, 'rvi_00000000000000000000000000', 'keep')).status).toBe(404);
+    expect((await decide(a.id, itemOfA.id, 'maybe')).status).toBe(400);
+    expect((await call(app, 'GET', '/api/v1/iga/reviews/rev_00000000000000000000000000/items', { token: ws.apiKey })).status).toBe(404);
+  });
+
+  it('lets viewers read reviews and items, not start or decide; members neither', async () => {
+    const review = (await start({ name: 'Visible', scope: { type: 'role', id: roleIds.viewer } })).body.data;
+    const [item] = (await items(review.id)).body.data;
+    expect((await call(app, 'GET', '/api/v1/iga/reviews', { token: viewer.token })).status).toBe(200);
+    expect((await call(app, 'GET', `/api/v1/iga/reviews/${review.id}/items`, { token: viewer.token })).status).toBe(200);
+    expect((await start({ name: 'by viewer', scope: { type: 'everyone' } }, viewer.token)).status).toBe(403);
+    expect((await decide(review.id, item.id, 'revoke', viewer.token)).status).toBe(403);
+    const member = await person('member');
+    for (const path of ['/api/v1/iga/reviews', `/api/v1/iga/reviews/${review.id}`, `/api/v1/iga/reviews/${review.id}/items`]) {
+      expect((await call(app, 'GET', path, { token: member.token })).status, path).toBe(403);
+    }
+  });
+
+  it('reports reviews with their progress, and requests, over GraphQL', async () => {
+    const res = await graphql(
+      app,
+      `
+        {
+          accessReviews(perPage: 50) {
+            data {
+              id
+              name
+              status
+              scope {
+                type
+                name
+              }
+              progress {
+                total
+                decided
+                kept
+                revoked
+                percent
+              }
+            }
+            meta {
+              total
+            }
+          }
+          completed: accessReviews(status: completed) {
+            meta {
+              total
+            }
+          }
+          accessRequests {
+            meta {
+              total
+            }
+          }
+        }
+      `,
+      {},
+      viewer.token,
+    );
+    expect(res.body.errors).toBeUndefined();
+    const reviews = res.body.data.accessReviews.data;
+    const q4 = reviews.find((r: { name: string }) => r.name === 'Q4 support access');
+    expect(q4).toMatchObject({
+      status: 'completed',
+      scope: { type: 'role', name: 'Support' },
+      progress: { total: 2, decided: 2, kept: 1, revoked: 1, percent: 100 },
+    });
+    const contractors = reviews.find((r: { name: string }) => r.name === 'Contractors');
+    expect(contractors.progress).toEqual({ total: 3, decided: 1, kept: 0, revoked: 1, percent: 33 });
+    expect(res.body.data.completed.meta.total).toBeGreaterThanOrEqual(3);
+    const itemsRes = await graphql(
+      app,
+      `
+        query ($id: ID!) {
+          accessReviewItems(reviewId: $id, state: pending) {
+            data {
+              user {
+                email
+              }
+              entitlement {
+                type
+                name
+              }
+              decision
+            }
+            meta {
+              total
+            }
+          }
+        }
+      `,
+      { id: contractors.id },
+      viewer.token,
+    );
+    expect(itemsRes.body.data.accessReviewItems.meta.total).toBe(2);
+  });
+});

@@ -1,0 +1,169 @@
+import { auditScope } from '../../core/audit-scope.ts';
+import { managementProcedure, router, userProcedure } from '../../core/trpc.ts';
+import { listEntitlements } from './entitlements.service.ts';
+import {
+  accessRequestOutput,
+  accessRequestPage,
+  accessReviewOutput,
+  accessReviewPage,
+  approveInput,
+  createRequestInput,
+  decidedOutput,
+  decideInput,
+  denyInput,
+  entitlementPage,
+  listEntitlementsInput,
+  listItemsInput,
+  listRequestsInput,
+  listReviewsInput,
+  requestIdInput,
+  reviewIdInput,
+  reviewItemPage,
+  startReviewInput,
+} from './iga.schema.ts';
+import { approveRequest, createRequest, denyRequest, getRequest, listRequests } from './requests.service.ts';
+import { decideItem, getReview, listItems, listReviews, startReview } from './reviews.service.ts';
+
+const tags = ['iga'];
+
+export const igaRouter = router({
+  entitlements: managementProcedure('iga:read')
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/iga/entitlements',
+        tags,
+        summary: 'List entitlements (roles, groups) and who holds them',
+        protect: true,
+      },
+    })
+    .input(listEntitlementsInput)
+    .output(entitlementPage)
+    .query(({ ctx, input }) => listEntitlements(ctx.em, ctx.workspaceId, input, ctx.deps.clock.now())),
+
+  requests: router({
+    create: userProcedure
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/api/v1/iga/requests',
+          tags,
+          summary: 'Ask for an entitlement, with a justification (a signed-in user, for themself)',
+          protect: true,
+        },
+        successStatus: 201,
+      })
+      .input(createRequestInput)
+      .output(accessRequestOutput)
+      .mutation(async ({ ctx, input }) => {
+        const request = await createRequest(auditScope(ctx), ctx.userId, input, ctx.deps.clock.now());
+        ctx.afterCommit.push(() => ctx.deps.mailer.kick());
+        return request;
+      }),
+
+    list: managementProcedure('iga:read')
+      .meta({
+        openapi: { method: 'GET', path: '/api/v1/iga/requests', tags, summary: 'List access requests (filter by status)', protect: true },
+      })
+      .input(listRequestsInput)
+      .output(accessRequestPage)
+      .query(({ ctx, input }) => listRequests(ctx.em, input)),
+
+    get: managementProcedure('iga:read')
+      .meta({ openapi: { method: 'GET', path: '/api/v1/iga/requests/{id}', tags, summary: 'Get an access request', protect: true } })
+      .input(requestIdInput)
+      .output(accessRequestOutput)
+      .query(({ ctx, input }) => getRequest(ctx.em, input.id)),
+
+    approve: managementProcedure('iga:write')
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/api/v1/iga/requests/{id}/approve',
+          tags,
+          summary: 'Approve a request: the access is granted in the same transaction, optionally until expires_at',
+          protect: true,
+        },
+      })
+      .input(approveInput)
+      .output(accessRequestOutput)
+      .mutation(async ({ ctx, input }) => {
+        const request = await approveRequest(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now());
+        ctx.afterCommit.push(() => ctx.deps.mailer.kick());
+        return request;
+      }),
+
+    deny: managementProcedure('iga:write')
+      .meta({
+        openapi: { method: 'POST', path: '/api/v1/iga/requests/{id}/deny', tags, summary: 'Deny a request with a reason', protect: true },
+      })
+      .input(denyInput)
+      .output(accessRequestOutput)
+      .mutation(async ({ ctx, input }) => {
+        const request = await denyRequest(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now());
+        ctx.afterCommit.push(() => ctx.deps.mailer.kick());
+        return request;
+      }),
+  }),
+
+  reviews: router({
+    list: managementProcedure('iga:read')
+      .meta({
+        openapi: { method: 'GET', path: '/api/v1/iga/reviews', tags, summary: 'List access reviews with their progress', protect: true },
+      })
+      .input(listReviewsInput)
+      .output(accessReviewPage)
+      .query(({ ctx, input }) => listReviews(ctx.em, input)),
+
+    start: managementProcedure('iga:write')
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/api/v1/iga/reviews',
+          tags,
+          summary: 'Start a review over a role, a group or everyone: one item per current grant',
+          protect: true,
+        },
+        successStatus: 201,
+      })
+      .input(startReviewInput)
+      .output(accessReviewOutput)
+      .mutation(({ ctx, input }) => startReview(auditScope(ctx), input, ctx.deps.clock.now())),
+
+    get: managementProcedure('iga:read')
+      .meta({
+        openapi: { method: 'GET', path: '/api/v1/iga/reviews/{id}', tags, summary: 'Get an access review and its progress', protect: true },
+      })
+      .input(reviewIdInput)
+      .output(accessReviewOutput)
+      .query(({ ctx, input }) => getReview(ctx.em, input.id)),
+
+    items: managementProcedure('iga:read')
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: '/api/v1/iga/reviews/{id}/items',
+          tags,
+          summary: 'Items of a review (filter decision: pending, keep, revoke)',
+          protect: true,
+        },
+      })
+      .input(listItemsInput)
+      .output(reviewItemPage)
+      .query(({ ctx, input }) => listItems(ctx.em, input)),
+
+    decide: managementProcedure('iga:write')
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/api/v1/iga/reviews/{id}/items/{item_id}/decide',
+          tags,
+          summary: 'Keep or revoke one item; revoke removes the access at once; the last decision completes the review',
+          protect: true,
+        },
+      })
+      .input(decideInput)
+      .output(decidedOutput)
+      .mutation(({ ctx, input }) => decideItem(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
+  }),
+});

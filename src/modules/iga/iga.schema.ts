@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { pageOf, pageParams } from '../../core/pagination.ts';
+import { DECISIONS, ENTITLEMENT_TYPES, REQUEST_STATUSES, REVIEW_SCOPES, REVIEW_STATUSES } from './iga.entity.ts';
+
+const id = z.string().max(100);
+const actor = z.object({ type: z.string(), id: z.string().nullable() });
+const entitlementRef = z.object({ type: z.enum(ENTITLEMENT_TYPES), id: z.string(), name: z.string() });
+const futureTimestamp = z.iso.datetime({ offset: true });
+
+/** Holders listed inline per entitlement; `holder_count` is always the full count. */
+export const HOLDERS_SHOWN = 100;
+
+export const entitlementOutput = z
+  .object({
+    id: z.string().describe('The role or group id; what access requests name'),
+    type: z.enum(ENTITLEMENT_TYPES),
+    name: z.string(),
+    key: z.string().nullable().describe("The role's key; null for groups"),
+    description: z.string().nullable(),
+    holder_count: z.number().int(),
+    holders: z
+      .array(z.object({ user_id: z.string(), email: z.string(), granted_at: z.string(), expires_at: z.string().nullable() }))
+      .describe(`Who holds it now, oldest grant first (at most ${HOLDERS_SHOWN})`),
+  })
+  .meta({ id: 'Entitlement' });
+export type EntitlementView = z.infer<typeof entitlementOutput>;
+export const entitlementPage = pageOf(entitlementOutput);
+export const listEntitlementsInput = z.object({ type: z.enum(ENTITLEMENT_TYPES).optional(), ...pageParams }).prefault({});
+export type ListEntitlementsInput = z.infer<typeof listEntitlementsInput>;
+
+export const accessRequestOutput = z
+  .object({
+    id: z.string(),
+    requester: z.object({ id: z.string(), email: z.string() }),
+    entitlement: entitlementRef,
+    justification: z.string(),
+    status: z.enum(REQUEST_STATUSES),
+    created_at: z.string(),
+    decided_at: z.string().nullable(),
+    decided_by: actor.nullable(),
+    decision_reason: z.string().nullable().describe('The reason of a denial, or the comment of an approval'),
+    expires_at: z.string().nullable().describe('Until when an approved grant lasts; null: no end'),
+  })
+  .meta({ id: 'AccessRequest' });
+export type AccessRequestView = z.infer<typeof accessRequestOutput>;
+export const accessRequestPage = pageOf(accessRequestOutput);
+
+export const createRequestInput = z.strictObject({
+  entitlement_id: id,
+  justification: z.string().trim().min(1).max(1000),
+});
+export const listRequestsInput = z
+  .object({ status: z.enum(REQUEST_STATUSES).optional(), requester_id: id.optional(), entitlement_id: id.optional(), ...pageParams })
+  .prefault({});
+export type ListRequestsInput = z.infer<typeof listRequestsInput>;
+export const requestIdInput = z.object({ id });
+export const approveInput = z.strictObject({
+  id,
+  expires_at: futureTimestamp.nullable().optional().describe('A time-bound grant ends then (roles only)'),
+  comment: z.string().trim().min(1).max(1000).optional(),
+});
+export const denyInput = z.strictObject({ id, reason: z.string().trim().min(1).max(1000) });
+
+export const reviewProgress = z.object({
+  total: z.number().int(),
+  decided: z.number().int(),
+  kept: z.number().int(),
+  revoked: z.number().int(),
+  percent: z.number().int().min(0).max(100),
+});
+
+export const accessReviewOutput = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    scope: z.object({ type: z.enum(REVIEW_SCOPES), id: z.string().nullable(), name: z.string().nullable() }),
+    status: z.enum(REVIEW_STATUSES),
+    progress: reviewProgress,
+    created_by: actor,
+    created_at: z.string(),
+    due_at: z.string().nullable(),
+    completed_at: z.string().nullable(),
+  })
+  .meta({ id: 'AccessReview' });
+export type AccessReviewView = z.infer<typeof accessReviewOutput>;
+export const accessReviewPage = pageOf(accessReviewOutput);
+
+export const startReviewInput = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  scope: z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('role'), id }),
+    z.strictObject({ type: z.literal('group'), id }),
+    z.strictObject({ type: z.literal('everyone') }),
+  ]),
+  due_at: futureTimestamp.optional(),
+});
+export type StartReviewInput = z.infer<typeof startReviewInput>;
+export const listReviewsInput = z.object({ status: z.enum(REVIEW_STATUSES).optional(), ...pageParams }).prefault({});
+export const reviewIdInput = z.object({ id });
+
+export const ITEM_STATES = ['pending', ...DECISIONS] as const;
+
+export const reviewItemOutput = z
+  .object({
+    id: z.string(),
+    review_id: z.string(),
+    user: z.object({ id: z.string(), email: z.string() }),
+    entitlement: entitlementRef,
+    grant_expires_at: z.string().nullable(),
+    decision: z.enum(DECISIONS).nullable(),
+    decided_by: actor.nullable(),
+    decided_at: z.string().nullable(),
+    comment: z.string().nullable(),
+  })
+  .meta({ id: 'AccessReviewItem' });
+export type ReviewItemView = z.infer<typeof reviewItemOutput>;
+export const reviewItemPage = pageOf(reviewItemOutput);
+export const listItemsInput = z.object({ id, decision: z.enum(ITEM_STATES).optional(), ...pageParams });
+export type ListItemsInput = z.infer<typeof listItemsInput>;
+
+export const decideInput = z.strictObject({
+  id,
+  item_id: id,
+  decision: z.enum(DECISIONS),
+  comment: z.string().trim().min(1).max(1000).optional(),
+});
+export const decidedOutput = z.object({ item: reviewItemOutput, review: accessReviewOutput });

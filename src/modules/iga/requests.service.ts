@@ -1,0 +1,270 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { Principal } from '../../core/auth.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId, newId } from '../../core/ids.ts';
+import { offsetOf, toPage } from '../../core/pagination.ts';
+import { queueEmail } from '../email/outbox.ts';
+import { emitEvent } from '../events/events.ts';
+import { addMember } from '../groups/groups.service.ts';
+import { assignRole } from '../roles/roles.service.ts';
+import { User } from '../users/user.entity.ts';
+import { findUser } from '../users/users.service.ts';
+import { Workspace } from '../workspaces/workspace.entity.ts';
+import { currentGrant, findEntitlement, lookupEntitlement, type Entitlement } from './entitlements.service.ts';
+import { AccessRequest } from './iga.entity.ts';
+import type { AccessRequestView, ListRequestsInput } from './iga.schema.ts';
+
+/** At most this many approvers are emailed about a new request. */
+const APPROVERS_EMAILED = 50;
+
+function iso(date: Date | null): string | null {
+  return date ? date.toISOString() : null;
+}
+
+export function toRequestView(request: AccessRequest): AccessRequestView {
+  return {
+    id: request.id,
+    requester: { id: request.requesterId, email: request.requesterEmail },
+    entitlement: { type: request.entitlementType, id: request.entitlementId, name: request.entitlementName },
+    justification: request.justification,
+    status: request.status,
+    created_at: request.createdAt.toISOString(),
+    decided_at: iso(request.decidedAt),
+    decided_by: request.decidedByType ? { type: request.decidedByType, id: request.decidedById } : null,
+    decision_reason: request.decisionReason,
+    expires_at: iso(request.grantExpiresAt),
+  };
+}
+
+/** What a webhook receiver is told about a request: never a secret, and no justification text. */
+function eventData(request: AccessRequest): Record<string, unknown> {
+  return {
+    id: request.id,
+    status: request.status,
+    requester: { id: request.requesterId, email: request.requesterEmail },
+    entitlement: { type: request.entitlementType, id: request.entitlementId, name: request.entitlementName },
+    decided_by: request.decidedByType ? { type: request.decidedByType, id: request.decidedById } : null,
+    expires_at: iso(request.grantExpiresAt),
+  };
+}
+
+/** Active users whose live roles let them decide requests (`*` or `iga:write`), the requester aside. */
+async function approverEmails(em: EntityManager, workspaceId: string, requesterId: string, now: Date): Promise<string[]> {
+  const rows = await em.execute<{ email: string }[]>(
+    `select distinct u.email from users u
+       join role_assignments ra on ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > ?)
+       join roles r on r.id = ra.role_id
+      where u.workspace_id = ? and u.status = 'active' and u.id <> ?
+        and (r.permissions @> '["*"]'::jsonb or r.permissions @> '["iga:write"]'::jsonb)
+      order by u.email limit ?`,
+    [now, workspaceId, requesterId, APPROVERS_EMAILED],
+  );
+  return rows.map((r) => r.email);
+}
+
+async function workspaceName(em: EntityManager, workspaceId: string): Promise<string> {
+  return (await em.findOneOrFail(Workspace, { id: workspaceId })).name;
+}
+
+/** A signed-in user asks for a role or a group; admins are emailed and an event is emitted. */
+export async function createRequest(
+  scope: AuditScope,
+  requesterId: string,
+  input: { entitlement_id: string; justification: string },
+  now: Date,
+): Promise<AccessRequestView> {
+  const { em } = scope;
+  const requester = await findUser(em, requesterId);
+  const entitlement = await findEntitlement(em, input.entitlement_id);
+  if (await currentGrant(em, entitlement, requester.id, now)) throw new AppError('CONFLICT', 'You already have this access');
+  if ((await em.count(AccessRequest, { requesterId: requester.id, entitlementId: entitlement.id, status: 'pending' })) > 0) {
+    throw new AppError('CONFLICT', 'You already have a pending request for this access');
+  }
+  const request = Object.assign(new AccessRequest(), {
+    id: newId('req'),
+    workspaceId: scope.workspaceId,
+    requesterId: requester.id,
+    requesterEmail: requester.email,
+    entitlementType: entitlement.type,
+    entitlementId: entitlement.id,
+    entitlementName: entitlement.name,
+    justification: input.justification,
+    status: 'pending' as const,
+    decidedByType: null,
+    decidedById: null,
+    decidedAt: null,
+    decisionReason: null,
+    grantExpiresAt: null,
+    createdAt: now,
+  });
+  em.persist(request);
+  recordAudit(scope, {
+    eventType: 'access_request.create',
+    target: { type: 'access_request', id: request.id },
+    details: { entitlement_type: entitlement.type, entitlement_id: entitlement.id },
+  });
+  emitEvent(scope, 'access_request.created', eventData(request), now);
+  const name = await workspaceName(em, scope.workspaceId);
+  for (const to of await approverEmails(em, scope.workspaceId, requester.id, now)) {
+    queueEmail(
+      em,
+      {
+        workspaceId: scope.workspaceId,
+        template: 'access_request_created',
+        to,
+        vars: {
+          workspace_name: name,
+          requester_email: requester.email,
+          entitlement: `${entitlement.type} ${entitlement.name}`,
+          justification: input.justification,
+          request_id: request.id,
+        },
+      },
+      now,
+    );
+  }
+  return toRequestView(request);
+}
+
+export async function listRequests(em: EntityManager, query: ListRequestsInput) {
+  const where: Record<string, unknown> = {};
+  if (query.status) where.status = query.status;
+  if (query.requester_id) where.requesterId = query.requester_id;
+  if (query.entitlement_id) where.entitlementId = query.entitlement_id;
+  const [rows, total] = await em.findAndCount(AccessRequest, where, { orderBy: { createdAt: 'desc', id: 'desc' }, ...offsetOf(query) });
+  return toPage(rows.map(toRequestView), total, query);
+}
+
+async function findRequest(em: EntityManager, id: string, lock = false): Promise<AccessRequest> {
+  const request = isId('req', id) ? await em.findOne(AccessRequest, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) : null;
+  if (!request) throw new AppError('NOT_FOUND', 'No such access request');
+  return request;
+}
+
+export async function getRequest(em: EntityManager, id: string): Promise<AccessRequestView> {
+  return toRequestView(await findRequest(em, id));
+}
+
+/**
+ * The pending request, locked for this transaction: a concurrent decision waits, then finds it
+ * decided (409). Nobody decides their own request.
+ */
+async function pendingRequest(scope: AuditScope, principal: Principal, id: string): Promise<AccessRequest> {
+  const request = await findRequest(scope.em, id, true);
+  if (request.status !== 'pending') throw new AppError('CONFLICT', `This request was already ${request.status}`);
+  if (principal.type === 'user' && principal.id === request.requesterId) {
+    throw new AppError('FORBIDDEN', 'You cannot decide your own access request');
+  }
+  return request;
+}
+
+/** Whether granting until `expiresAt` changes anything: an existing grant that lasts as long is kept as it is. */
+function changesGrant(current: { expiresAt: Date | null } | null, expiresAt: Date | null): boolean {
+  if (!current) return true;
+  if (!current.expiresAt) return false;
+  return !expiresAt || expiresAt > current.expiresAt;
+}
+
+async function grant(scope: AuditScope, principal: Principal, entitlement: Entitlement, userId: string, expiresAt: Date | null, now: Date) {
+  const current = await currentGrant(scope.em, entitlement, userId, now);
+  if (!changesGrant(current, expiresAt)) return;
+  if (entitlement.type === 'role') {
+    await assignRole(scope, principal, { user_id: userId, role_id: entitlement.id, expires_at: expiresAt?.toISOString() ?? null }, now);
+  } else {
+    await addMember(scope, entitlement.id, userId, now);
+  }
+}
+
+async function notifyDecision(scope: AuditScope, principal: Principal, request: AccessRequest, details: string, now: Date) {
+  const { em } = scope;
+  const approver = principal.type === 'user' ? await em.findOne(User, { id: principal.id }) : null;
+  const vars = {
+    workspace_name: await workspaceName(em, scope.workspaceId),
+    requester_email: request.requesterEmail,
+    entitlement: `${request.entitlementType} ${request.entitlementName}`,
+    decision: request.status,
+    decided_by: approver?.email ?? 'an API key',
+    details,
+  };
+  for (const to of new Set([request.requesterEmail, ...(approver ? [approver.email] : [])])) {
+    queueEmail(em, { workspaceId: scope.workspaceId, template: 'access_request_decided', to, vars }, now);
+  }
+}
+
+/** Approves and grants in the same transaction, optionally until `expires_at` (roles only). */
+export async function approveRequest(
+  scope: AuditScope,
+  principal: Principal,
+  input: { id: string; expires_at?: string | null; comment?: string },
+  now: Date,
+): Promise<AccessRequestView> {
+  const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+  if (expiresAt && expiresAt <= now) {
+    throw new AppError('BAD_REQUEST', 'expires_at must be in the future', {
+      details: [{ path: 'expires_at', message: 'must be in the future' }],
+    });
+  }
+  const request = await pendingRequest(scope, principal, input.id);
+  if (expiresAt && request.entitlementType !== 'role') {
+    throw new AppError('BAD_REQUEST', 'Only role grants can be time-bound', { details: [{ path: 'expires_at', message: 'roles only' }] });
+  }
+  const entitlement = await lookupEntitlement(scope.em, request.entitlementId);
+  if (!entitlement) throw new AppError('CONFLICT', 'The requested role or group no longer exists');
+  if (!(await scope.em.findOne(User, { id: request.requesterId }))) {
+    throw new AppError('CONFLICT', "The requester's account no longer exists");
+  }
+  await grant(scope, principal, entitlement, request.requesterId, expiresAt, now);
+  Object.assign(request, {
+    status: 'approved',
+    decidedByType: scope.actor.type,
+    decidedById: scope.actor.id,
+    decidedAt: now,
+    decisionReason: input.comment ?? null,
+    grantExpiresAt: expiresAt,
+  });
+  recordAudit(scope, {
+    eventType: 'access_request.approve',
+    target: { type: 'access_request', id: request.id },
+    details: {
+      requester_id: request.requesterId,
+      entitlement_type: request.entitlementType,
+      entitlement_id: request.entitlementId,
+      expires_at: iso(expiresAt),
+    },
+  });
+  emitEvent(scope, 'access_request.approved', eventData(request), now);
+  await notifyDecision(
+    scope,
+    principal,
+    request,
+    expiresAt ? `The access lasts until ${expiresAt.toISOString()}.` : 'The access has no end date.',
+    now,
+  );
+  return toRequestView(request);
+}
+
+export async function denyRequest(
+  scope: AuditScope,
+  principal: Principal,
+  input: { id: string; reason: string },
+  now: Date,
+): Promise<AccessRequestView> {
+  const request = await pendingRequest(scope, principal, input.id);
+  Object.assign(request, {
+    status: 'denied',
+    decidedByType: scope.actor.type,
+    decidedById: scope.actor.id,
+    decidedAt: now,
+    decisionReason: input.reason,
+  });
+  recordAudit(scope, {
+    eventType: 'access_request.deny',
+    target: { type: 'access_request', id: request.id },
+    details: { requester_id: request.requesterId, entitlement_type: request.entitlementType, entitlement_id: request.entitlementId },
+  });
+  emitEvent(scope, 'access_request.denied', { ...eventData(request), reason: input.reason }, now);
+  await notifyDecision(scope, principal, request, `Reason: ${input.reason}`, now);
+  return toRequestView(request);
+}
