@@ -51,6 +51,11 @@ const configSchema = z.object({
     )
     .optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Lets webhooks reach loopback and private addresses (local development and tests only). */
+  ALLOW_PRIVATE_WEBHOOK_TARGETS: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   /** Prefix of rate-limit keys in Redis; lets several deployments (or test runs) share one Redis. */
   RATE_LIMIT_PREFIX: z.string().min(1).default('rl'),
 });

@@ -10,6 +10,7 @@ import { detectStatementSupport } from './core/sql.ts';
 import { SigningKeys } from './modules/auth/signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
 import { createOAuthServer } from './oauth/provider.ts';
+import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 
 /** Everything the process holds once, built the same way by main.ts, tests and the benchmark. */
 export async function createDeps(input: {
@@ -29,6 +30,11 @@ export async function createDeps(input: {
   const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
   await keys.ensureActiveKey();
   const oauth = await createOAuthServer({ config, orm, log, keys, box });
+  const webhooks = new WebhookDispatcher(orm, box, clock, log, {
+    allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
+    httpsOnly: config.NODE_ENV === 'production',
+  });
+  webhooks.start();
   const mailer = new EmailDispatcher(orm, log, config.SMTP_URL, config.MAIL_FROM);
   mailer.start();
   return {
@@ -41,12 +47,14 @@ export async function createDeps(input: {
     keys,
     mailer,
     oauth,
+    webhooks,
     rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX, (error) => log.warn('rate-limit flush failed', { error })),
   };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
   deps.oauth.stop();
+  await deps.webhooks.stop();
   await deps.mailer.stop();
   await deps.rateLimits.close();
 }

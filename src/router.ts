@@ -10,6 +10,7 @@ import { invitationsRouter } from './modules/invitations/invitations.router.ts';
 import { organizationsRouter } from './modules/organizations/organizations.router.ts';
 import { idpAttributesRouter } from './modules/idp-attributes/idp-attributes.router.ts';
 import { ssoRouter } from './modules/sso/sso.router.ts';
+import { webhooksRouter } from './modules/webhooks/webhooks.router.ts';
 import { mfaRouter } from './modules/mfa/mfa.router.ts';
 import { rolesRouter } from './modules/roles/roles.router.ts';
 import { threatRouter } from './modules/threat/threat.router.ts';
@@ -34,6 +35,7 @@ export const appRouter = router({
   threat: threatRouter,
   vault: vaultRouter,
   iga: igaRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

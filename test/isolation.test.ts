@@ -18,7 +18,7 @@ describe('tenant isolation matrix', () => {
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
     a = await createWorkspace(app, 'A');
     b = await createWorkspace(app, 'B');
     bOwnerToken = (await signIn(app, b.id, b.owner.email, b.owner.password)).accessToken;
@@ -59,6 +59,10 @@ describe('tenant isolation matrix', () => {
       await call(app, 'POST', '/api/v1/iga/reviews', { token: a.apiKey, body: { name: 'A review', scope: { type: 'everyone' } } })
     ).body.data.id;
     ids.items = (await call(app, 'GET', `/api/v1/iga/reviews/${ids['iga/reviews']}/items`, { token: a.apiKey })).body.data[0].id;
+    ids.webhooks = (
+      await call(app, 'POST', '/api/v1/webhooks/', { token: a.apiKey, body: { url: 'http://127.0.0.1:9/a-hooks' } })
+    ).body.data.id;
+    ids['webhooks/deliveries'] = (await call(app, 'POST', `/api/v1/webhooks/${ids.webhooks}/test`, { token: a.apiKey })).body.data.id;
     ids['audit/events'] = (await call(app, 'GET', '/api/v1/audit/events/?per_page=1', { token: a.apiKey })).body.data[0].id;
   });
   afterAll(() => app.close());
@@ -89,6 +93,7 @@ describe('tenant isolation matrix', () => {
         'PATCH /api/v1/organizations/{id}': { name: 'Renamed' },
         'PATCH /api/v1/idp-attributes/{key}': { enabled: false },
         'PATCH /api/v1/applications/{id}': { name: 'Renamed' },
+        'PATCH /api/v1/webhooks/{id}': { enabled: false },
         'POST /api/v1/iga/requests/{id}/deny': { reason: 'not yours' },
         'POST /api/v1/iga/reviews/{id}/items/{item_id}/decide': { decision: 'keep' },
       };
@@ -123,6 +128,12 @@ describe('tenant isolation matrix', () => {
       '/api/v1/api-keys',
       '/api/v1/applications',
       '/api/v1/audit/events/',
+      '/api/v1/organizations',
+      '/api/v1/idp-attributes',
+      '/api/v1/webhooks/',
+      '/api/v1/vault/objects/',
+      '/api/v1/iga/requests',
+      '/api/v1/iga/reviews',
     ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);

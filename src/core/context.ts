@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { SigningKeys } from '../modules/auth/signing-keys.ts';
 import type { EmailDispatcher } from '../modules/email/dispatcher.ts';
 import type { OAuthServer } from '../oauth/provider.ts';
+import type { WebhookDispatcher } from '../modules/webhooks/dispatcher.ts';
 import type { Clock } from './clock.ts';
 import type { CryptoBox } from './crypto-box.ts';
 import type { Logger } from './logger.ts';
@@ -25,6 +26,7 @@ export interface AppDeps {
   mailer: EmailDispatcher;
   /** The OAuth 2.0 / OpenID Connect authorization server (oidc-provider), one per process. */
   oauth: OAuthServer;
+  webhooks: WebhookDispatcher;
 }
 
 /** Per-request context, the same for all three doors. Procedure builders narrow it further. */

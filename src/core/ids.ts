@@ -41,7 +41,8 @@ export type IdPrefix =
   | 'xsi'
   | 'msg'
   | 'rsk'
-  | 'rvi';
+  | 'rvi'
+  | 'wat';
 
 function encodeTime(ms: number): string {
   let out = '';

@@ -13,6 +13,7 @@ import { IdpAttributeSchema } from '../modules/idp-attributes/idp-attribute.enti
 import { OrganizationDomainSchema, OrganizationMemberSchema, OrganizationSchema } from '../modules/organizations/organization.entity.ts';
 import { SsoConnectionSchema } from '../modules/sso/sso-connection.entity.ts';
 import { SocialProviderSchema } from '../modules/sso/social-provider.entity.ts';
+import { WebhookAttemptSchema, WebhookDeliverySchema, WebhookEndpointSchema } from '../modules/webhooks/webhook.entity.ts';
 import { RoleAssignmentSchema, RoleSchema } from '../modules/roles/role.entity.ts';
 import { RiskScoreSchema, ThreatSettingsSchema } from '../modules/threat/threat.entity.ts';
 import { UserSchema } from '../modules/users/user.entity.ts';
@@ -51,4 +52,7 @@ export const entities = [
   AccessRequestSchema,
   AccessReviewSchema,
   AccessReviewItemSchema,
+  WebhookEndpointSchema,
+  WebhookDeliverySchema,
+  WebhookAttemptSchema,
 ];

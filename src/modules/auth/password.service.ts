@@ -10,6 +10,7 @@ import { User } from '../users/user.entity.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { PasswordResetToken } from './session.entity.ts';
 import { endUserSessions, type Origin } from './sessions.service.ts';
+import { emitEvent } from '../events/events.ts';
 
 export const RESET_TTL_MS = 30 * 60 * 1000;
 /** At most one reset email per address per minute. */
@@ -101,6 +102,7 @@ export async function resetPassword(deps: AppDeps, em: EntityManager, token: str
     { em, workspaceId: user.workspaceId, actor: { type: 'user', id: user.id }, ...origin },
     { eventType: 'auth.password_reset', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } },
   );
+  emitEvent({ em, workspaceId: user.workspaceId }, 'password.reset', { user_id: user.id, ended_sessions: ended });
   return { password_reset: true as const };
 }
 
@@ -127,5 +129,6 @@ export async function changePassword(
   Object.assign(user, { passwordHash: await hashPassword(input.new_password), updatedAt: now });
   const ended = await endUserSessions(em, user.id, now, 'password_change', who.sessionId);
   recordAudit(scope, { eventType: 'auth.password_change', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } });
+  emitEvent(scope, 'password.changed', { user_id: user.id, ended_sessions: ended });
   return { password_changed: true as const, ended_sessions: ended };
 }

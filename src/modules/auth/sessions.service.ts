@@ -9,6 +9,7 @@ import { USER_COLUMNS, userRowToView, type UserRow } from '../users/user-row.ts'
 import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
 import { Session } from './session.entity.ts';
+import { emitEvent } from '../events/events.ts';
 
 export interface Origin {
   ip: string | null;
@@ -104,6 +105,7 @@ export async function startSession(deps: AppDeps, em: EntityManager, start: Sess
     start.method,
   ]);
   if (!row) throw new AppError('INVALID_CREDENTIALS', 'The provided credentials are incorrect');
+  emitEvent({ em, workspaceId: row.workspace_id }, 'user.signed_in', { user_id: row.id, session_id: sessionId, method: start.method });
   return tokensFor(deps, row, sessionId, secret);
 }
 
@@ -234,17 +236,20 @@ export async function endOwnSession(em: EntityManager, userId: string, sessionId
 export async function logout(scope: AuditScope, sessionId: string, now: Date) {
   const ended = await endSession(scope.em, sessionId, now, 'logout');
   recordAudit(scope, { eventType: 'auth.logout', target: { type: 'session', id: sessionId } });
+  if (ended) emitEvent(scope, 'session.revoked', { session_id: sessionId, user_id: scope.actor.id, reason: 'logout' });
   return { ended_sessions: ended ? 1 : 0 };
 }
 
 export async function revokeAllSessions(scope: AuditScope, userId: string, now: Date) {
   const ended = await endUserSessions(scope.em, userId, now, 'revoke_all');
   recordAudit(scope, { eventType: 'auth.sessions_revoke_all', target: { type: 'user', id: userId }, details: { ended_sessions: ended } });
+  emitEvent(scope, 'session.revoked', { user_id: userId, ended_sessions: ended, reason: 'revoke_all' });
   return { ended_sessions: ended };
 }
 
 export async function revokeOwnSession(scope: AuditScope, userId: string, sessionId: string, now: Date) {
   await endOwnSession(scope.em, userId, sessionId, now);
   recordAudit(scope, { eventType: 'auth.session_revoke', target: { type: 'session', id: sessionId } });
+  emitEvent(scope, 'session.revoked', { session_id: sessionId, user_id: userId, reason: 'revoked' });
   return { id: sessionId, deleted: true as const };
 }

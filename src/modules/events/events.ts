@@ -3,10 +3,24 @@ import { newId } from '../../core/ids.ts';
 import { OutboxEvent } from './event.entity.ts';
 
 /**
- * The webhook event types this service emits so far, with the description `GET
- * /api/v1/webhooks/event-types` will list. Names follow CONTRACT.md "Events".
+ * The webhook event types this service emits, with the description `GET /api/v1/webhooks/event-types`
+ * lists. Names follow CONTRACT.md "Events".
  */
 export const EVENT_TYPES = {
+  'user.created': 'A user was created (by an admin, an invitation, or social or SSO sign-in)',
+  'user.updated': 'A user’s name, status, email verification or metadata changed',
+  'user.deleted': 'A user was deleted',
+  'user.signed_in': 'A user signed in (a new session started)',
+  'session.revoked': 'A session ended by sign-out or revocation',
+  'password.reset': 'A password was set with a reset link',
+  'password.changed': 'A user changed their password',
+  'mfa.factor_enrolled': 'A second factor was verified and is used from now on',
+  'mfa.factor_removed': 'A second factor was removed',
+  'invitation.created': 'Someone was invited to the workspace',
+  'invitation.accepted': 'An invitation was accepted',
+  'role.assigned': 'A role was given to a user',
+  'role.revoked': 'A role was taken from a user',
+  'webhook.test': 'A test event sent from the dashboard or the API',
   'access_request.created': 'A user asked for an entitlement',
   'access_request.approved': 'An access request was approved and the access granted',
   'access_request.denied': 'An access request was denied',

@@ -15,6 +15,7 @@ import { newUser } from '../users/users.service.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { Invitation, type InvitationStatus } from './invitation.entity.ts';
 import type { InvitationView } from './invitations.schema.ts';
+import { emitEvent } from '../events/events.ts';
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** The same pace as reset emails: one per address per minute. */
@@ -119,6 +120,7 @@ export async function createInvitation(
     target: { type: 'invitation', id: invitation.id },
     details: { email: input.email, role: role.key },
   });
+  emitEvent(scope, 'invitation.created', { id: invitation.id, email: input.email, role: role.key });
   return toView(invitation, now);
 }
 
@@ -175,6 +177,8 @@ export async function acceptInvitation(
     target: { type: 'user', id: user.id },
     details: { email: user.email, via: 'invitation' },
   });
+  emitEvent(scope, 'invitation.accepted', { id: row.id, user_id: user.id, email: user.email });
+  emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name, via: 'invitation' });
   await em.flush();
   return startSession(deps, em, { userId: user.id, method: 'invitation' }, origin);
 }

@@ -12,6 +12,7 @@ import { TENANT_FILTER } from '../../db/tenant.ts';
 import { startSession, type Origin } from '../auth/sessions.service.ts';
 import { totpCode, type ChallengeView, type FactorView } from './mfa.schema.ts';
 import { matchingStep, newTotpSecret, qrCodeDataUri, spendStep, totpUri } from './totp.ts';
+import { emitEvent } from '../events/events.ts';
 
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 
@@ -91,6 +92,7 @@ export async function verifyFactor(
   }
   Object.assign(factor, { status: 'Verified', verifiedAt: now });
   recordAudit(scope, { eventType: 'mfa.factor_verify', target: { type: 'factor', id: factor.id } });
+  emitEvent(scope, 'mfa.factor_enrolled', { user_id: factor.userId, factor_id: factor.id, kind: factor.kind, name: factor.name });
   return toView(factor);
 }
 
@@ -98,6 +100,7 @@ export async function removeFactor(scope: AuditScope, userId: string, id: string
   const factor = await ownFactor(scope.em, userId, id);
   scope.em.remove(factor);
   recordAudit(scope, { eventType: 'mfa.factor_remove', target: { type: 'factor', id: factor.id }, details: { name: factor.name } });
+  emitEvent(scope, 'mfa.factor_removed', { user_id: factor.userId, factor_id: factor.id, kind: factor.kind });
   return { id: factor.id, deleted: true as const };
 }
 

@@ -9,6 +9,7 @@ import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
 import { liveOwners, lockOwnerRole } from './owners.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView } from './roles.schema.ts';
+import { emitEvent } from '../events/events.ts';
 
 export function toRoleView(role: Role): RoleView {
   return {
@@ -131,6 +132,7 @@ export async function assignRole(
     target: { type: 'user', id: user.id },
     details: { role_id: role.id, role: role.key, expires_at: expiresAt?.toISOString() ?? null },
   });
+  emitEvent(scope, 'role.assigned', { user_id: user.id, role_id: role.id, role: role.key, expires_at: expiresAt?.toISOString() ?? null });
   return toAssignmentView(assignment, role);
 }
 
@@ -149,6 +151,7 @@ export async function revokeRole(scope: AuditScope, principal: Principal, input:
   }
   scope.em.remove(assignment);
   recordAudit(scope, { eventType: 'role.revoke', target: { type: 'user', id: user.id }, details: { role_id: role.id, role: role.key } });
+  emitEvent(scope, 'role.revoked', { user_id: user.id, role_id: role.id, role: role.key });
   return { user_id: user.id, role_id: role.id, revoked: true as const };
 }
 

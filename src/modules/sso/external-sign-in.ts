@@ -12,6 +12,7 @@ import { mapProfile } from '../idp-attributes/idp-attributes.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from '../users/user.entity.ts';
+import { emitEvent } from '../events/events.ts';
 import { Application } from '../applications/application.entity.ts';
 
 /** From the redirect to the identity provider until its callback. */
@@ -201,6 +202,7 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
       target: { type: 'user', id: user.id },
       details: { email: user.email, via: identity.via },
     });
+    emitEvent(scope, 'user.created', { id: user.id, email: user.email, via: identity.via });
   }
   if (Object.keys(mapped).length > 0) user.metadata = { ...user.metadata, ...mapped };
   user.name ??= displayName(mapped);

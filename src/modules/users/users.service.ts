@@ -12,6 +12,7 @@ import { USER_COLUMNS, userRowToView, type UserRow } from './user-row.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
 import { keepAnOwner } from '../roles/owners.ts';
+import { emitEvent } from '../events/events.ts';
 
 export function toUserView(user: User, mfaEnabled = false): UserView {
   return {
@@ -68,6 +69,7 @@ export async function createUser(scope: AuditScope, input: CreateUserInput): Pro
   const member = await em.findOneOrFail(Role, { key: 'member' });
   addAssignment(em, workspaceId, user.id, member.id);
   recordAudit(scope, { eventType: 'user.create', target: { type: 'user', id: user.id }, details: { email: user.email } });
+  emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name });
   await em.flush();
   return toUserView(user);
 }
@@ -175,6 +177,7 @@ export async function updateUser(scope: AuditScope, input: UpdateUserInput, now:
   if (Object.keys(changes).length > 0) {
     user.updatedAt = now;
     recordAudit(scope, { eventType: 'user.update', target: { type: 'user', id: user.id }, details: changes });
+    emitEvent(scope, 'user.updated', { id: user.id, email: user.email, changes: Object.keys(changes) });
   }
   await scope.em.flush();
   return toUserView(user, (await withFactors(scope.em, [user.id])).has(user.id));
@@ -186,5 +189,6 @@ export async function deleteUser(scope: AuditScope, id: string, now: Date) {
   await keepAnOwner(scope.em, user.id, now);
   scope.em.remove(user);
   recordAudit(scope, { eventType: 'user.delete', target: { type: 'user', id: user.id }, details: { email: user.email } });
+  emitEvent(scope, 'user.deleted', { id: user.id, email: user.email });
   return { id: user.id, deleted: true as const };
 }

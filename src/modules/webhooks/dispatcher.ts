@@ -1,0 +1,187 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Webhook } from 'standardwebhooks';
+import type { Clock } from '../../core/clock.ts';
+import type { CryptoBox } from '../../core/crypto-box.ts';
+import { newId } from '../../core/ids.ts';
+import type { Logger } from '../../core/logger.ts';
+import { postWebhook, type SendResult, type TargetPolicy } from './sender.ts';
+
+/** After the 1st, 2nd… failed attempt, the next one waits this long; after the last, the delivery fails. */
+export const RETRY_DELAYS_MS = [5_000, 30_000, 2 * 60_000, 10 * 60_000, 60 * 60_000, 6 * 60 * 60_000];
+/** While one instance sends a delivery, no other claims it; longer than the 10-second send timeout. */
+const LEASE_MS = 60_000;
+const POLL_MS = 1_000;
+const BATCH = 20;
+
+interface DueRow {
+  id: string;
+  workspace_id: string;
+  endpoint_id: string;
+  payload: Record<string, unknown>;
+  scheduled_attempts: number;
+  url: string;
+  secret_sealed: string;
+}
+
+/**
+ * Delivers the outbox. Each tick (on a timer, and right after a commit that emitted events) first fans
+ * new events out into one delivery per subscribed endpoint, then claims due deliveries with
+ * `FOR UPDATE SKIP LOCKED` and a lease, so several instances share the work and a delivery is sent by
+ * one of them; an instance killed mid-send leaves a lease that expires, and the delivery is sent again
+ * with the same `webhook-id` (at least once). Requests never wait for any of this.
+ */
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly box: CryptoBox,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly policy: TargetPolicy,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.kick(), POLL_MS);
+    this.timer.unref();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** Runs a tick soon; while one runs, one more follows it. */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.tick()
+      .catch((error: unknown) => this.log.error('webhook dispatch failed', { error }))
+      .finally(() => {
+        this.running = null;
+        if (this.again && this.timer) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** One round: fan out, then send what is due. Tests call it directly after moving the clock. */
+  async tick(): Promise<void> {
+    await this.running;
+    await this.fanOut();
+    for (;;) {
+      const due = await this.claim();
+      if (due.length === 0) return;
+      await Promise.all(due.map((row) => this.send(row)));
+      if (due.length < BATCH) return;
+    }
+  }
+
+  private async fanOut(): Promise<void> {
+    const now = this.clock.now();
+    await this.orm.em.fork().transactional(async (em) => {
+      const events = await em.execute<
+        { id: string; workspace_id: string; type: string; payload: Record<string, unknown>; created_at: Date }[]
+      >(
+        `select id, workspace_id, type, payload, created_at from events where fanned_out_at is null
+          order by created_at limit 200 for update skip locked`,
+      );
+      if (events.length === 0) return;
+      for (const event of events) {
+        await em.execute(
+          `insert into webhook_deliveries (id, workspace_id, endpoint_id, event_id, event_type, payload, status, attempts, scheduled_attempts,
+                                           next_attempt_at, created_at, updated_at)
+           select ?, e.workspace_id, e.id, ?, ?, ?::jsonb, 'pending', 0, 0, ?, ?, ?
+             from webhook_endpoints e
+            where e.workspace_id = ? and e.enabled and (jsonb_array_length(e.event_types) = 0 or e.event_types @> jsonb_build_array(?::text))`,
+          [
+            newId('dlv'),
+            event.id,
+            event.type,
+            JSON.stringify({ type: event.type, timestamp: new Date(event.created_at).toISOString(), data: event.payload }),
+            now,
+            now,
+            now,
+            event.workspace_id,
+            event.type,
+          ],
+        );
+      }
+      await em.execute(`update events set fanned_out_at = ? where id in (?)`, [now, events.map((e) => e.id)]);
+    });
+  }
+
+  private async claim(): Promise<DueRow[]> {
+    const now = this.clock.now();
+    return this.orm.em.fork().execute<DueRow[]>(
+      `update webhook_deliveries d set lease_until = ?
+         from webhook_endpoints e
+        where e.id = d.endpoint_id and d.id in (
+              select id from webhook_deliveries
+               where status = 'pending' and next_attempt_at <= ? and (lease_until is null or lease_until < ?)
+               order by next_attempt_at limit ${BATCH} for update skip locked)
+        returning d.id, d.workspace_id, d.endpoint_id, d.payload, d.scheduled_attempts, e.url, e.secret_sealed`,
+      [new Date(now.getTime() + LEASE_MS), now, now],
+    );
+  }
+
+  private async send(row: DueRow): Promise<void> {
+    const body = JSON.stringify(row.payload);
+    const sentAt = this.clock.now();
+    let result: SendResult;
+    try {
+      const signature = new Webhook(this.box.open(row.secret_sealed)).sign(row.id, sentAt, body);
+      result = await postWebhook(
+        row.url,
+        { 'webhook-id': row.id, 'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)), 'webhook-signature': signature },
+        body,
+        this.policy,
+      );
+    } catch (error) {
+      result = { status: null, durationMs: 0, error: error instanceof Error ? error.message : String(error) };
+    }
+    await this.record(row, result);
+  }
+
+  /** One statement per outcome: the attempt row, the delivery's status and its next attempt. */
+  private async record(row: DueRow, result: SendResult): Promise<void> {
+    const now = this.clock.now();
+    const ok = result.status !== null && result.status >= 200 && result.status < 300;
+    const attempt = row.scheduled_attempts + 1;
+    const delay = RETRY_DELAYS_MS[attempt - 1];
+    const status = ok ? 'succeeded' : delay === undefined ? 'failed' : 'pending';
+    const next = status === 'pending' ? new Date(now.getTime() + (delay as number)) : null;
+    await this.orm.em.fork().execute(
+      `with attempt as (
+         insert into webhook_attempts (id, workspace_id, delivery_id, attempted_at, response_status, duration_ms, error)
+         values (?, ?, ?, ?, ?, ?, ?))
+       update webhook_deliveries set status = ?, attempts = attempts + 1, scheduled_attempts = ?, response_status = ?,
+              next_attempt_at = ?, lease_until = null, updated_at = ?
+        where id = ?`,
+      [
+        newId('wat'),
+        row.workspace_id,
+        row.id,
+        now,
+        result.status,
+        result.durationMs,
+        result.error?.slice(0, 500) ?? null,
+        status,
+        attempt,
+        result.status,
+        next,
+        now,
+        row.id,
+      ],
+    );
+    if (!ok) this.log.warn('webhook attempt failed', { delivery_id: row.id, status: result.status, error: result.error });
+  }
+}

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { auditScope } from '../../core/audit-scope.ts';
+import type { AppDeps } from '../../core/context.ts';
+import { deletedOutput } from '../../core/pagination.ts';
+import { managementProcedure, router } from '../../core/trpc.ts';
+import type { TargetPolicy } from './sender.ts';
+import {
+  createdEndpointOutput,
+  createEndpointInput,
+  deliveryOutput,
+  deliveryPage,
+  endpointIdInput,
+  endpointOutput,
+  endpointPage,
+  eventTypeOutput,
+  listDeliveriesInput,
+  listEndpointsInput,
+  updateEndpointInput,
+} from './webhooks.schema.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  listDeliveries,
+  listEndpoints,
+  listEventTypes,
+  redeliver,
+  sendTestEvent,
+  updateEndpoint,
+} from './webhooks.service.ts';
+
+const tags = ['webhooks'];
+
+export function targetPolicy(deps: AppDeps): TargetPolicy {
+  return { allowPrivate: deps.config.ALLOW_PRIVATE_WEBHOOK_TARGETS, httpsOnly: deps.config.NODE_ENV === 'production' };
+}
+
+export const webhooksRouter = router({
+  list: managementProcedure('webhooks:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/webhooks/', tags, summary: 'List webhook endpoints', protect: true } })
+    .input(listEndpointsInput)
+    .output(endpointPage)
+    .query(({ ctx, input }) => listEndpoints(ctx.em, input)),
+
+  create: managementProcedure('webhooks:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/webhooks/',
+        tags,
+        summary: 'Add an endpoint (its whsec_ secret is shown once)',
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(createEndpointInput)
+    .output(createdEndpointOutput)
+    .mutation(({ ctx, input }) => createEndpoint(auditScope(ctx), ctx.deps.box, targetPolicy(ctx.deps), input, ctx.deps.clock.now())),
+
+  eventTypes: managementProcedure('webhooks:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/webhooks/event-types', tags, summary: 'List subscribable events', protect: true } })
+    .input(z.object({}).prefault({}))
+    .output(z.array(eventTypeOutput))
+    .query(() => listEventTypes()),
+
+  update: managementProcedure('webhooks:write')
+    .meta({ openapi: { method: 'PATCH', path: '/api/v1/webhooks/{id}', tags, summary: 'Update an endpoint', protect: true } })
+    .input(updateEndpointInput)
+    .output(endpointOutput)
+    .mutation(({ ctx, input }) => updateEndpoint(auditScope(ctx), targetPolicy(ctx.deps), input, ctx.deps.clock.now())),
+
+  delete: managementProcedure('webhooks:write')
+    .meta({ openapi: { method: 'DELETE', path: '/api/v1/webhooks/{id}', tags, summary: 'Delete an endpoint', protect: true } })
+    .input(endpointIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteEndpoint(auditScope(ctx), input.id)),
+
+  test: managementProcedure('webhooks:write')
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/webhooks/{id}/test', tags, summary: 'Send a test event', protect: true },
+      successStatus: 201,
+    })
+    .input(endpointIdInput)
+    .output(deliveryOutput)
+    .mutation(async ({ ctx, input }) => {
+      const delivery = await sendTestEvent(auditScope(ctx), input.id, ctx.deps.clock.now());
+      ctx.afterCommit.push(() => ctx.deps.webhooks.kick());
+      return delivery;
+    }),
+
+  deliveries: managementProcedure('webhooks:read')
+    .meta({
+      openapi: { method: 'GET', path: '/api/v1/webhooks/{id}/deliveries', tags, summary: 'Recent deliveries, newest first', protect: true },
+    })
+    .input(listDeliveriesInput)
+    .output(deliveryPage)
+    .query(({ ctx, input }) => listDeliveries(ctx.em, input.id, input)),
+
+  redeliver: managementProcedure('webhooks:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/webhooks/deliveries/{id}/redeliver',
+        tags,
+        summary: 'Send a delivery again',
+        protect: true,
+      },
+    })
+    .input(endpointIdInput)
+    .output(deliveryOutput)
+    .mutation(async ({ ctx, input }) => {
+      const delivery = await redeliver(auditScope(ctx), input.id, ctx.deps.clock.now());
+      ctx.afterCommit.push(() => ctx.deps.webhooks.kick());
+      return delivery;
+    }),
+});

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { CryptoBox } from '../../core/crypto-box.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId, newId } from '../../core/ids.ts';
+import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { isNonPublicAddress } from '../../core/public-address.ts';
+import { EVENT_TYPES } from '../events/events.ts';
+import { targetProblem, type TargetPolicy } from './sender.ts';
+import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryStatus } from './webhook.entity.ts';
+import type { CreateEndpointInput, DeliveryView, EndpointView, UpdateEndpointInput } from './webhooks.schema.ts';
+
+export function listEventTypes() {
+  return Object.entries(EVENT_TYPES).map(([type, description]) => ({ type, description }));
+}
+
+function toView(endpoint: WebhookEndpoint): EndpointView {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    description: endpoint.description,
+    event_types: endpoint.eventTypes,
+    enabled: endpoint.enabled,
+    created_at: endpoint.createdAt.toISOString(),
+    updated_at: endpoint.updatedAt.toISOString(),
+  };
+}
+
+function invalid(path: string, message: string): AppError {
+  return new AppError('BAD_REQUEST', `The webhook ${path} ${message}`, { details: [{ path, message }] });
+}
+
+/** Refused when saved: a bad URL, or a host that is or resolves to a loopback/private/metadata address. */
+async function checkTarget(url: string, policy: TargetPolicy): Promise<void> {
+  const problem = targetProblem(url, policy);
+  if (problem) throw invalid('url', problem);
+  if (policy.allowPrivate) return;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return;
+  let addresses: { address: string }[];
+  try {
+    addresses = await lookup(host, { all: true, verbatim: true });
+  } catch {
+    throw invalid('url', 'has a host name that does not resolve');
+  }
+  if (addresses.some((a) => isNonPublicAddress(a.address))) {
+    throw invalid('url', 'must not point to a loopback, private, link-local or metadata address');
+  }
+}
+
+function checkEventTypes(types: string[]): string[] {
+  const unknown = types.filter((t) => !(t in EVENT_TYPES));
+  if (unknown.length > 0) throw invalid('event_types', `holds unknown types: ${unknown.join(', ')} (see GET /api/v1/webhooks/event-types)`);
+  return [...new Set(types)];
+}
+
+export async function createEndpoint(scope: AuditScope, box: CryptoBox, policy: TargetPolicy, input: CreateEndpointInput, now: Date) {
+  await checkTarget(input.url, policy);
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const endpoint = Object.assign(new WebhookEndpoint(), {
+    id: newId('whk'),
+    workspaceId: scope.workspaceId,
+    url: input.url,
+    description: input.description ?? null,
+    eventTypes: checkEventTypes(input.event_types),
+    secretSealed: box.seal(secret),
+    enabled: input.enabled,
+    createdAt: now,
+    updatedAt: now,
+  });
+  scope.em.persist(endpoint);
+  recordAudit(scope, {
+    eventType: 'webhook.create',
+    target: { type: 'webhook', id: endpoint.id },
+    details: { url: endpoint.url, event_types: endpoint.eventTypes },
+  });
+  return { ...toView(endpoint), secret };
+}
+
+export async function listEndpoints(em: EntityManager, query: PageQuery) {
+  const [rows, total] = await em.findAndCount(WebhookEndpoint, {}, { orderBy: { createdAt: 'desc', id: 'desc' }, ...offsetOf(query) });
+  return toPage(rows.map(toView), total, query);
+}
+
+async function findEndpoint(em: EntityManager, id: string): Promise<WebhookEndpoint> {
+  const endpoint = isId('whk', id) ? await em.findOne(WebhookEndpoint, { id }) : null;
+  if (!endpoint) throw new AppError('NOT_FOUND', 'No such webhook endpoint');
+  return endpoint;
+}
+
+export async function updateEndpoint(
+  scope: AuditScope,
+  policy: TargetPolicy,
+  input: UpdateEndpointInput,
+  now: Date,
+): Promise<EndpointView> {
+  const endpoint = await findEndpoint(scope.em, input.id);
+  if (input.url !== undefined) {
+    await checkTarget(input.url, policy);
+    endpoint.url = input.url;
+  }
+  if (input.description !== undefined) endpoint.description = input.description;
+  if (input.event_types !== undefined) endpoint.eventTypes = checkEventTypes(input.event_types);
+  if (input.enabled !== undefined) endpoint.enabled = input.enabled;
+  endpoint.updatedAt = now;
+  recordAudit(scope, {
+    eventType: 'webhook.update',
+    target: { type: 'webhook', id: endpoint.id },
+    details: { url: endpoint.url, event_types: endpoint.eventTypes, enabled: endpoint.enabled },
+  });
+  return toView(endpoint);
+}
+
+export async function deleteEndpoint(scope: AuditScope, id: string) {
+  const endpoint = await findEndpoint(scope.em, id);
+  scope.em.remove(endpoint);
+  recordAudit(scope, { eventType: 'webhook.delete', target: { type: 'webhook', id: endpoint.id }, details: { url: endpoint.url } });
+  return { id: endpoint.id, deleted: true as const };
+}
+
+async function deliveryViews(em: EntityManager, deliveries: WebhookDelivery[]): Promise<DeliveryView[]> {
+  const attempts = deliveries.length
+    ? await em.find(WebhookAttempt, { deliveryId: { $in: deliveries.map((d) => d.id) } }, { orderBy: { attemptedAt: 'desc', id: 'desc' } })
+    : [];
+  return deliveries.map((d) => ({
+    id: d.id,
+    endpoint_id: d.endpointId,
+    event_type: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    response_status: d.responseStatus,
+    created_at: d.createdAt.toISOString(),
+    next_attempt_at: d.nextAttemptAt?.toISOString() ?? null,
+    last_attempts: attempts
+      .filter((a) => a.deliveryId === d.id)
+      .slice(0, 5)
+      .map((a) => ({
+        attempted_at: a.attemptedAt.toISOString(),
+        response_status: a.responseStatus,
+        duration_ms: a.durationMs,
+        error: a.error,
+      })),
+  }));
+}
+
+/** `POST /webhooks/{id}/test`: a `webhook.test` delivery to this endpoint, sent like any other. */
+export async function sendTestEvent(scope: AuditScope, id: string, now: Date): Promise<DeliveryView> {
+  const endpoint = await findEndpoint(scope.em, id);
+  const delivery = Object.assign(new WebhookDelivery(), {
+    id: newId('dlv'),
+    workspaceId: scope.workspaceId,
+    endpointId: endpoint.id,
+    eventId: null,
+    eventType: 'webhook.test',
+    payload: { type: 'webhook.test', timestamp: now.toISOString(), data: { endpoint_id: endpoint.id, message: 'This is a test event.' } },
+    status: 'pending' as DeliveryStatus,
+    attempts: 0,
+    scheduledAttempts: 0,
+    responseStatus: null,
+    nextAttemptAt: now,
+    leaseUntil: null,
+    createdAt: now,
+    updatedAt: now,
+  });
+  scope.em.persist(delivery);
+  recordAudit(scope, { eventType: 'webhook.test', target: { type: 'webhook', id: endpoint.id }, details: { delivery_id: delivery.id } });
+  return (await deliveryViews(scope.em, [delivery]))[0] as DeliveryView;
+}
+
+export async function listDeliveries(em: EntityManager, id: string, query: PageQuery & { status?: DeliveryStatus }) {
+  const endpoint = await findEndpoint(em, id);
+  const where = { endpointId: endpoint.id, ...(query.status ? { status: query.status } : {}) };
+  const [rows, total] = await em.findAndCount(WebhookDelivery, where, { orderBy: { createdAt: 'desc', id: 'desc' }, ...offsetOf(query) });
+  return toPage(await deliveryViews(em, rows), total, query);
+}
+
+/** Sends a delivery again, as soon as possible, with its original `webhook-id`; a new backoff schedule. */
+export async function redeliver(scope: AuditScope, id: string, now: Date): Promise<DeliveryView> {
+  const delivery = isId('dlv', id) ? await scope.em.findOne(WebhookDelivery, { id }) : null;
+  if (!delivery) throw new AppError('NOT_FOUND', 'No such delivery');
+  Object.assign(delivery, { status: 'pending', scheduledAttempts: 0, nextAttemptAt: now, leaseUntil: null, updatedAt: now });
+  recordAudit(scope, {
+    eventType: 'webhook.redeliver',
+    target: { type: 'webhook_delivery', id: delivery.id },
+    details: { endpoint_id: delivery.endpointId },
+  });
+  return (await deliveryViews(scope.em, [delivery]))[0] as DeliveryView;
+}

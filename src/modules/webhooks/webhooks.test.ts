@@ -1,0 +1,241 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { lookup } from 'node:dns/promises';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { postWebhook } from './sender.ts';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A webhook receiver on a local port: records every request, answers `status`. */
+async function startReceiver() {
+  const received: Received[] = [];
+  const state = { status: 200 };
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(state.status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    state,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+function verify(secret: string, request: Received) {
+  const headers = {
+    'webhook-id': String(request.headers['webhook-id']),
+    'webhook-timestamp': String(request.headers['webhook-timestamp']),
+    'webhook-signature': String(request.headers['webhook-signature']),
+  };
+  return new Webhook(secret).verify(request.body, headers) as { type: string; timestamp: string; data: Record<string, unknown> };
+}
+
+describe('webhooks: endpoints, signed deliveries, retries', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    app = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
+    ws = await createWorkspace(app, 'Hooks');
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await app.close();
+    await receiver.close();
+  });
+
+  async function endpoint(body: Record<string, unknown> = {}) {
+    const res = await call(app, 'POST', '/api/v1/webhooks/', { token: ws.apiKey, body: { url: receiver.url, ...body } });
+    expect(res.status).toBe(201);
+    return res.body.data as { id: string; secret: string };
+  }
+
+  it('lists the subscribable event types', async () => {
+    const res = await call(app, 'GET', '/api/v1/webhooks/event-types', { token: ws.apiKey });
+    expect(res.status).toBe(200);
+    const types = res.body.data.map((t: { type: string }) => t.type);
+    expect(types).toEqual(
+      expect.arrayContaining(['user.created', 'user.deleted', 'role.assigned', 'access_request.approved', 'webhook.test']),
+    );
+    expect(res.body.data[0]).toEqual({ type: expect.any(String), description: expect.any(String) });
+  });
+
+  it('delivers a committed event signed per Standard Webhooks, and shows the secret only once', async () => {
+    const created = await endpoint({ event_types: ['user.created'], description: 'CRM sync' });
+    expect(created.secret).toMatch(/^whsec_/);
+    const listed = await call(app, 'GET', '/api/v1/webhooks/', { token: ws.apiKey });
+    expect(JSON.stringify(listed.body)).not.toContain(created.secret);
+    expect(listed.body.data[0]).toMatchObject({ id: created.id, url: receiver.url, event_types: ['user.created'], enabled: true });
+
+    receiver.received.length = 0;
+    const email = uniqueEmail('hooked');
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'hooked passphrase' } });
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1);
+    const payload = verify(created.secret, receiver.received[0] as Received);
+    expect(payload).toMatchObject({ type: 'user.created', data: { id: user.body.data.id, email } });
+    expect(JSON.stringify(payload)).not.toMatch(/password|hooked passphrase/);
+
+    const deliveries = await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: ws.apiKey });
+    expect(deliveries.body.data[0]).toMatchObject({
+      id: receiver.received[0]?.headers['webhook-id'],
+      endpoint_id: created.id,
+      event_type: 'user.created',
+      status: 'succeeded',
+      attempts: 1,
+      response_status: 200,
+      next_attempt_at: null,
+    });
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
+  it('retries a failing receiver on the backoff schedule with the same webhook-id, then redelivers on demand', async () => {
+    const created = await endpoint({ event_types: ['webhook.test'] });
+    receiver.received.length = 0;
+    receiver.state.status = 500;
+    const test = await call(app, 'POST', `/api/v1/webhooks/${created.id}/test`, { token: ws.apiKey });
+    expect(test.status).toBe(201);
+    await app.deps.webhooks.tick();
+    let delivery = (await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: ws.apiKey })).body.data[0];
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, response_status: 500 });
+    expect(new Date(delivery.next_attempt_at).getTime() - app.clock.now().getTime()).toBe(5_000);
+
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1); // not due yet
+    app.clock.advance(5_000);
+    await app.deps.webhooks.tick();
+    receiver.state.status = 204;
+    app.clock.advance(30_000);
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(3);
+    expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([test.body.data.id]));
+    for (const request of receiver.received) expect(verify(created.secret, request).type).toBe('webhook.test');
+    delivery = (await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: ws.apiKey })).body.data[0];
+    expect(delivery).toMatchObject({ status: 'succeeded', attempts: 3, response_status: 204 });
+    expect(delivery.last_attempts.map((a: { response_status: number }) => a.response_status)).toEqual([204, 500, 500]);
+
+    const again = await call(app, 'POST', `/api/v1/webhooks/deliveries/${delivery.id}/redeliver`, { token: ws.apiKey });
+    expect(again.status).toBe(200);
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(4);
+    expect(receiver.received[3]?.headers['webhook-id']).toBe(delivery.id);
+  });
+
+  it('gives up after the last retry: failed', async () => {
+    const created = await endpoint({ event_types: ['webhook.test'] });
+    receiver.state.status = 503;
+    await call(app, 'POST', `/api/v1/webhooks/${created.id}/test`, { token: ws.apiKey });
+    for (const wait of [0, 5_000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000]) {
+      app.clock.advance(wait);
+      await app.deps.webhooks.tick();
+    }
+    const delivery = (await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: ws.apiKey })).body.data[0];
+    expect(delivery).toMatchObject({ status: 'failed', attempts: 7, next_attempt_at: null });
+    receiver.state.status = 200;
+  });
+
+  it('validates endpoints: bad URLs, unknown event types, roles, other workspaces', async () => {
+    for (const body of [
+      { url: 'not a url' },
+      { url: 'ftp://example.com/x' },
+      { url: receiver.url, event_types: ['nope.nothing'] },
+      { url: receiver.url, secret: 'x' },
+    ]) {
+      const res = await call(app, 'POST', '/api/v1/webhooks/', { token: ws.apiKey, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    const created = await endpoint();
+    const patched = await call(app, 'PATCH', `/api/v1/webhooks/${created.id}`, {
+      token: ws.apiKey,
+      body: { enabled: false, event_types: ['user.deleted'] },
+    });
+    expect(patched.body.data).toMatchObject({ enabled: false, event_types: ['user.deleted'] });
+    const other = await createWorkspace(app, 'Other hooks');
+    expect((await call(app, 'PATCH', `/api/v1/webhooks/${created.id}`, { token: other.apiKey, body: { enabled: true } })).status).toBe(404);
+    expect((await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: other.apiKey })).status).toBe(404);
+  });
+});
+
+describe('webhook targets with ALLOW_PRIVATE_WEBHOOK_TARGETS off', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'SSRF');
+  });
+  afterAll(() => app.close());
+
+  it('refuses loopback, metadata, private and names resolving to them, when saved and when sent', async () => {
+    const local = hostname();
+    // This machine's own name resolves to a loopback address (/etc/hosts): a name that is not an IP.
+    expect((await lookup(local, { all: true })).every((a) => a.address.startsWith('127.') || a.address === '::1')).toBe(true);
+    for (const url of [
+      'http://127.0.0.1:8080/x',
+      'http://169.254.169.254/latest/meta-data',
+      'http://10.0.0.1/hook',
+      'http://[::1]/x',
+      'http://localhost:3000/x',
+      `http://${local}:8080/x`,
+    ]) {
+      const res = await call(app, 'POST', '/api/v1/webhooks/', { token: ws.apiKey, body: { url } });
+      expect(res.status, url).toBe(400);
+      expect(res.body.error.details[0].path).toBe('url');
+    }
+    // At send time the name is resolved again and the connection goes only to a vetted address.
+    const sent = await postWebhook(`http://${local}:9/x`, {}, '{}', { allowPrivate: false, httpsOnly: false });
+    expect(sent).toMatchObject({ status: null, error: expect.stringContaining('loopback') });
+  });
+});
+
+describe('webhook deliveries survive a restart', () => {
+  it('resumes a retry schedule after the app is stopped mid-way, with the same webhook-id', async () => {
+    const receiver = await startReceiver();
+    receiver.state.status = 500;
+    const first = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
+    const ws = await createWorkspace(first, 'Restart');
+    const created = await call(first, 'POST', '/api/v1/webhooks/', {
+      token: ws.apiKey,
+      body: { url: receiver.url, event_types: ['user.created'] },
+    });
+    await call(first, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: uniqueEmail('restart'), password: 'restart passphrase' },
+    });
+    await first.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1);
+    await first.close();
+
+    receiver.state.status = 200;
+    const second = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
+    try {
+      second.clock.advance(10_000);
+      await second.deps.webhooks.tick();
+      expect(receiver.received).toHaveLength(2);
+      expect(receiver.received[1]?.headers['webhook-id']).toBe(receiver.received[0]?.headers['webhook-id']);
+      expect(verify(created.body.data.secret, receiver.received[1] as Received).type).toBe('user.created');
+    } finally {
+      await second.close();
+      await receiver.close();
+    }
+  });
+});
