@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import type { LimitDecision } from './rate-limit.ts';
 
 interface WindowCount {
-  window: number;
+  /** The window starts at a key's first hit (so a burst is never split by a clock boundary) and ends here. */
+  resetAt: number;
   /** The shared total this process last read from Redis (its own flushed hits included). */
   known: number;
   /** Hits admitted here and not yet added to the shared total. */
@@ -10,11 +11,11 @@ interface WindowCount {
 }
 
 /**
- * A fixed-window counter for the global limit (1,000 calls per minute per IP), which every request
+ * A window counter for the global limit (1,000 calls per minute per IP), which every request
  * passes through. Asking Redis on every request cost a round trip and a script run per call — about a
  * tenth of the server's CPU under load. Here each process counts in memory and adds its counts to the
  * shared Redis total in one pipeline per flush (every 100 ms), deciding on the last shared total it read
- * plus its own unflushed hits. Across instances the limit can be overshot by what the others admitted
+ * plus its own unflushed hits. A window opens at a key's first hit and lasts a minute. Across instances the limit can be overshot by what the others admitted
  * since their last flush, which is acceptable for a coarse abuse limit; the security limits (sign-in,
  * password, second factor, token endpoint) stay exact, one Redis call per attempt (rate-limit.ts).
  * Without Redis, or while Redis fails, the local count alone decides: never unlimited.
@@ -39,14 +40,13 @@ export class BatchedWindowLimiter {
 
   consume(key: string): LimitDecision {
     const now = this.now();
-    const window = Math.floor(now / this.windowMs);
     let count = this.counts.get(key);
-    if (!count || count.window !== window) {
-      count = { window, known: 0, pending: 0 };
+    if (!count || now >= count.resetAt) {
+      count = { resetAt: now + this.windowMs, known: 0, pending: 0 };
       this.counts.set(key, count);
     }
     const used = count.known + count.pending;
-    const resetSeconds = Math.max(1, Math.ceil(((window + 1) * this.windowMs - now) / 1000));
+    const resetSeconds = Math.max(1, Math.ceil((count.resetAt - now) / 1000));
     if (used >= this.points) return { allowed: false, limit: this.points, remaining: 0, resetSeconds };
     count.pending += 1;
     return { allowed: true, limit: this.points, remaining: this.points - used - 1, resetSeconds };
@@ -61,10 +61,10 @@ export class BatchedWindowLimiter {
   }
 
   private async flushOnce(): Promise<void> {
-    const window = Math.floor(this.now() / this.windowMs);
+    const now = this.now();
     const batch: { key: string; count: WindowCount; sent: number }[] = [];
     for (const [key, count] of this.counts) {
-      if (count.window < window) this.counts.delete(key);
+      if (now >= count.resetAt) this.counts.delete(key);
       else if (count.pending > 0) batch.push({ key, count, sent: count.pending });
     }
     for (const entry of batch) entry.count.pending -= entry.sent;
@@ -73,16 +73,21 @@ export class BatchedWindowLimiter {
       for (const { count, sent } of batch) count.known += sent;
       return;
     }
+    // The shared window starts with the first hit any instance reports (SET … NX PX) and each instance
+    // adopts its end (PTTL), so all of them reset together.
     const pipeline = this.redis.pipeline();
-    for (const { key, count, sent } of batch) {
-      const redisKey = `${this.keyPrefix}:${key}:${count.window}`;
-      pipeline.incrby(redisKey, sent).pexpire(redisKey, this.windowMs * 2);
+    for (const { key } of batch) {
+      const redisKey = `${this.keyPrefix}:${key}`;
+      pipeline.set(redisKey, 0, 'PX', this.windowMs, 'NX');
     }
+    batch.forEach(({ key, sent }) => pipeline.incrby(`${this.keyPrefix}:${key}`, sent).pttl(`${this.keyPrefix}:${key}`));
     try {
       const results = (await pipeline.exec()) ?? [];
       batch.forEach(({ count, sent }, i) => {
-        const [error, total] = results[i * 2] ?? [new Error('no reply')];
+        const [error, total] = results[batch.length + i * 2] ?? [new Error('no reply')];
+        const [, ttl] = results[batch.length + i * 2 + 1] ?? [null, -1];
         count.known = error ? count.known + sent : Math.max(count.known + sent, Number(total));
+        if (!error && Number(ttl) > 0) count.resetAt = now + Number(ttl);
       });
     } catch (error) {
       for (const { count, sent } of batch) count.known += sent;
