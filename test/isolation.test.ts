@@ -123,6 +123,11 @@ describe('tenant isolation matrix', () => {
       '/api/v1/api-keys',
       '/api/v1/applications',
       '/api/v1/audit/events/',
+      '/api/v1/threat/scores/recent',
+      '/api/v1/vault/objects/',
+      '/api/v1/iga/entitlements',
+      '/api/v1/iga/requests',
+      '/api/v1/iga/reviews',
     ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);
