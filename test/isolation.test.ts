@@ -131,7 +131,9 @@ describe('tenant isolation matrix', () => {
       '/api/v1/organizations',
       '/api/v1/idp-attributes',
       '/api/v1/webhooks/',
+      '/api/v1/threat/scores/recent',
       '/api/v1/vault/objects/',
+      '/api/v1/iga/entitlements',
       '/api/v1/iga/requests',
       '/api/v1/iga/reviews',
     ]) {

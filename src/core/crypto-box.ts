@@ -28,6 +28,10 @@ export function masterKeyId(key: Buffer): string {
   return createHash('sha256').update('identity-master-key:').update(key).digest('hex').slice(0, 16);
 }
 
+function derive(key: Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), purpose, 32));
+}
+
 /** An envelope-encrypted value: the value under its own data key, the data key under a master key. */
 export interface Envelope {
   ciphertext: string;
@@ -37,8 +41,9 @@ export interface Envelope {
 }
 
 /**
- * Secrets at rest under the master key (VAULT_MASTER_KEY), for what must be read back: signing keys
- * and TOTP secrets directly (`seal`/`open`), vault values by envelope encryption (`sealEnvelope`).
+ * Secrets at rest under the master key (VAULT_MASTER_KEY), for what must be read back: signing keys,
+ * TOTP secrets and provider client secrets directly (`seal`/`open`), vault values by envelope
+ * encryption (`sealEnvelope`).
  * Previous master keys (VAULT_MASTER_KEY_PREVIOUS) still open what they sealed, so the master key can
  * be rotated without downtime; `npm run cli -- keys rewrap` then moves everything to the current key.
  */
@@ -64,7 +69,16 @@ export class CryptoBox {
    * instance sharing the master key derives the same one, and it reveals nothing of the master key.
    */
   deriveKey(purpose: string): Buffer {
-    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), purpose, 32));
+    return derive(this.key, purpose);
+  }
+
+  /**
+   * The same purpose's key from the current master key first, then from each previous one: for
+   * signers that verify with any key of a list (cookie keygrips), so a master-key rotation does not
+   * end what was signed before it.
+   */
+  deriveKeys(purpose: string): Buffer[] {
+    return [this.key, ...this.previous.values()].map((key) => derive(key, purpose));
   }
 
   /** Opens with the current key, else with a previous one (a value sealed before a rotation). */

@@ -140,7 +140,8 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     routes: OAUTH_ROUTES,
     interactions: { policy: policy(), url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
     cookies: {
-      keys: [deps.box.deriveKey('oidc-provider cookies')],
+      // Signed with the current master key's derived key; verified with the previous ones too (rotation).
+      keys: deps.box.deriveKeys('oidc-provider cookies'),
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },

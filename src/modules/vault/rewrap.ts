@@ -6,6 +6,9 @@ import { rewrapVault } from './vault.service.ts';
 export const SEALED_COLUMNS = [
   { table: 'signing_keys', id: 'id', column: 'private_jwk', workspaceScoped: false },
   { table: 'mfa_factors', id: 'id', column: 'secret', workspaceScoped: true },
+  { table: 'sso_connections', id: 'id', column: 'secret_sealed', workspaceScoped: true },
+  { table: 'social_providers', id: 'id', column: 'secret_sealed', workspaceScoped: true },
+  { table: 'external_sign_ins', id: 'id', column: 'flow_sealed', workspaceScoped: true },
 ] as const;
 
 export type SealedColumn = (typeof SEALED_COLUMNS)[number];
@@ -22,7 +25,8 @@ export async function resealColumn(orm: MikroORM, box: CryptoBox, target: Sealed
   for (;;) {
     const rows = await conn.execute<{ id: string; sealed: string }[]>(
       `select ${target.id} as id, ${target.column} as sealed from ${target.table}
-        where ${target.id} > ?${scoped ? ' and workspace_id = ?' : ''} order by ${target.id} limit 200`,
+        where ${target.id} > ? and ${target.column} is not null${scoped ? ' and workspace_id = ?' : ''}
+        order by ${target.id} limit 200`,
       scoped ? [after, workspaceId] : [after],
     );
     if (rows.length === 0) return resealed;

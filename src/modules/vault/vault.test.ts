@@ -154,7 +154,7 @@ describe('vault', () => {
 
 /** One app at a time: without DATABASE_URL the tests share a single-connection embedded database. */
 describe('vault master-key rotation', () => {
-  it('keeps old values readable under VAULT_MASTER_KEY_PREVIOUS; rewrap moves every data key and TOTP secret to the new key', async () => {
+  it('keeps old values readable under VAULT_MASTER_KEY_PREVIOUS; rewrap moves data keys, TOTP and provider secrets to the new key', async () => {
     const before = await startTestApp();
     const ws = await createWorkspace(before);
     const value = `before-rotation-${randomUUID()}`;
@@ -168,6 +168,11 @@ describe('vault master-key rotation', () => {
       const enrolled = await call(before, 'POST', '/api/v1/mfa/factors/totp', { token, body: { name: 'phone' } });
       expect(enrolled.status).toBe(201);
       factor = { id: enrolled.body.data.factor.id, secret: enrolled.body.data.secret };
+      const provider = await call(before, 'PUT', '/api/v1/auth/oauth/providers/github', {
+        token: ws.apiKey,
+        body: { client_id: 'rotation-client', client_secret: 'rotation-client-secret' },
+      });
+      expect(provider.status).toBe(200);
     } finally {
       await before.close();
     }
@@ -208,6 +213,16 @@ describe('vault master-key rotation', () => {
         .getConnection()
         .execute<{ secret: string }[]>('select secret from mfa_factors where id = ?', [factor.id]);
       expect(onlyNew.open((sealed as { secret: string }).secret)).toBe(factor.secret);
+
+      const social = SEALED_COLUMNS.find((c) => c.table === 'social_providers') as (typeof SEALED_COLUMNS)[number];
+      expect(await resealColumn(rotated.deps.orm, rotated.deps.box, social, ws.id)).toBe(1);
+      const [providerRow] = await rotated.deps.orm.em
+        .getConnection()
+        .execute<{ secret_sealed: string }[]>('select secret_sealed from social_providers where workspace_id = ?', [ws.id]);
+      expect(onlyNew.open((providerRow as { secret_sealed: string }).secret_sealed)).toBe('rotation-client-secret');
+      // SAML connections have no secret: the nullable column is skipped, not failed on.
+      const sso = SEALED_COLUMNS.find((c) => c.table === 'sso_connections') as (typeof SEALED_COLUMNS)[number];
+      expect(await resealColumn(rotated.deps.orm, rotated.deps.box, sso, ws.id)).toBe(0);
     } finally {
       await rotated.close();
     }
