@@ -9,6 +9,7 @@ export const SEALED_COLUMNS = [
   { table: 'sso_connections', id: 'id', column: 'secret_sealed', workspaceScoped: true },
   { table: 'social_providers', id: 'id', column: 'secret_sealed', workspaceScoped: true },
   { table: 'external_sign_ins', id: 'id', column: 'flow_sealed', workspaceScoped: true },
+  { table: 'webhook_endpoints', id: 'id', column: 'secret_sealed', workspaceScoped: true },
 ] as const;
 
 export type SealedColumn = (typeof SEALED_COLUMNS)[number];
