@@ -38,7 +38,8 @@ export type IdPrefix =
   | 'ptl'
   | 'ida'
   | 'spr'
-  | 'xsi';
+  | 'xsi'
+  | 'etp';
 
 function encodeTime(ms: number): string {
   let out = '';
