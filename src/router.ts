@@ -3,6 +3,7 @@ import { createCallerFactory, router, type Meta } from './core/trpc.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { applicationsRouter } from './modules/applications/applications.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
+import { brandingRouter } from './modules/branding/branding.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
 import { organizationsRouter } from './modules/organizations/organizations.router.ts';
@@ -26,6 +27,7 @@ export const appRouter = router({
   idpAttributes: idpAttributesRouter,
   sso: ssoRouter,
   applications: applicationsRouter,
+  branding: brandingRouter,
 });
 
 export type AppRouter = typeof appRouter;
