@@ -4,6 +4,7 @@ import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { applicationsRouter } from './modules/applications/applications.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { brandingRouter } from './modules/branding/branding.router.ts';
+import { domainsRouter } from './modules/domains/domains.router.ts';
 import { emailTemplatesRouter } from './modules/email-templates/email-templates.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
@@ -29,6 +30,7 @@ export const appRouter = router({
   sso: ssoRouter,
   applications: applicationsRouter,
   branding: brandingRouter,
+  domains: domainsRouter,
   emailTemplates: emailTemplatesRouter,
 });
 
