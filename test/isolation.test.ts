@@ -48,6 +48,15 @@ describe('tenant isolation matrix', () => {
         body: { name: 'A app', type: 'web', redirect_uris: ['https://a.example.com/callback'] },
       })
     ).body.data.id;
+    ids.domains = (
+      await call(app, 'POST', '/api/v1/domains', { token: a.apiKey, body: { domain: `a-${a.id.slice(4)}.example.com` } })
+    ).body.data.id;
+    // Template keys are the same in every workspace: A's customization must stay A's (checked below).
+    await call(app, 'PUT', '/api/v1/email-templates/invitation', {
+      token: a.apiKey,
+      body: { subject: 'A only {{workspace_name}}', html: '<p>A only {{link}}</p>', text: 'A only {{link}}' },
+    });
+    await call(app, 'PATCH', '/api/v1/branding', { token: a.apiKey, body: { name: 'A only brand' } });
   });
   afterAll(() => app.close());
 
@@ -75,6 +84,7 @@ describe('tenant isolation matrix', () => {
         'PATCH /api/v1/organizations/{id}': { name: 'Renamed' },
         'PATCH /api/v1/idp-attributes/{key}': { enabled: false },
         'PATCH /api/v1/applications/{id}': { name: 'Renamed' },
+        'PUT /api/v1/email-templates/{key}': { subject: 'Renamed', html: '<p>{{link}}</p>', text: '{{link}}' },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {
@@ -106,6 +116,7 @@ describe('tenant isolation matrix', () => {
       '/api/v1/invitations',
       '/api/v1/api-keys',
       '/api/v1/applications',
+      '/api/v1/domains',
     ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);
@@ -113,6 +124,14 @@ describe('tenant isolation matrix', () => {
       for (const id of Object.values(ids)) expect(rows, path).not.toContain(id);
       expect(rows).not.toContain(a.owner.id);
     }
+  });
+
+  it('shows B its own branding and templates, not A’s customizations', async () => {
+    const branding = await call(app, 'GET', '/api/v1/branding', { token: b.apiKey });
+    expect(branding.body.data).toMatchObject({ name: 'B', customized: false });
+    const templates = await call(app, 'GET', '/api/v1/email-templates/', { token: bOwnerToken });
+    expect(JSON.stringify(templates.body.data)).not.toContain('A only');
+    expect(templates.body.data.every((t: { customized: boolean }) => !t.customized)).toBe(true);
   });
 
   it('lets the credential’s workspace win over any X-Tenant-ID', async () => {
