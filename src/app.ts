@@ -9,6 +9,7 @@ import { errorHandler, globalRateLimit, noStore, notFound, requestContext, secur
 import { buildOpenApiDocument } from './core/openapi.ts';
 import { createGraphQLServer } from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
+import { brandingRoutes } from './modules/branding/branding.routes.ts';
 import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
 import { portalRoutes } from './modules/sso/portal.routes.ts';
 import { oauthRoutes } from './oauth/routes.ts';
@@ -37,6 +38,7 @@ export function buildApp(deps: AppDeps): Express {
   app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json);
   app.use(externalSignInRoutes(deps));
   app.use(portalRoutes(deps));
+  app.use(brandingRoutes(deps));
   app.use(restDoor(deps));
   app.use(
     '/trpc',

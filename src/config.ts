@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -7,6 +8,15 @@ import { z } from 'zod';
 const optionalString = z.string().min(1).optional();
 
 const durationSeconds = z.coerce.number().int().positive();
+
+/** `1.2.3.4`, `1.2.3.4:5353`, `::1` or `[::1]:5353`: what `dns.Resolver#setServers` accepts (addresses, not names). */
+function isDnsServer(entry: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
+  const v4 = /^([\d.]+)(?::(\d{1,5}))?$/.exec(entry);
+  const [host, port] = bracketed ? [bracketed[1], bracketed[2]] : v4 ? [v4[1], v4[2]] : [entry, undefined];
+  if (!host || isIP(host) === 0) return false;
+  return port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
+}
 
 const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -49,6 +59,17 @@ const configSchema = z.object({
       (v) => v.split(',').every((k) => Buffer.from(k.trim(), 'base64').length === 32),
       'must be comma-separated base64 keys of 32 bytes',
     )
+    .optional(),
+  /** DNS servers for custom-domain verification, comma-separated `host[:port]`; unset means the system's. */
+  DNS_SERVERS: z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .refine((list) => list.length > 0 && list.every(isDnsServer), 'must be comma-separated IP addresses, each with an optional :port')
     .optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Lets webhooks reach loopback and private addresses (local development and tests only). */

@@ -4,6 +4,9 @@ import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { applicationsRouter } from './modules/applications/applications.router.ts';
 import { auditRouter } from './modules/audit/audit.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
+import { brandingRouter } from './modules/branding/branding.router.ts';
+import { domainsRouter } from './modules/domains/domains.router.ts';
+import { emailTemplatesRouter } from './modules/email-templates/email-templates.router.ts';
 import { groupsRouter } from './modules/groups/groups.router.ts';
 import { igaRouter } from './modules/iga/iga.router.ts';
 import { invitationsRouter } from './modules/invitations/invitations.router.ts';
@@ -36,6 +39,9 @@ export const appRouter = router({
   vault: vaultRouter,
   iga: igaRouter,
   webhooks: webhooksRouter,
+  branding: brandingRouter,
+  domains: domainsRouter,
+  emailTemplates: emailTemplatesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -64,6 +64,15 @@ describe('tenant isolation matrix', () => {
     ).body.data.id;
     ids['webhooks/deliveries'] = (await call(app, 'POST', `/api/v1/webhooks/${ids.webhooks}/test`, { token: a.apiKey })).body.data.id;
     ids['audit/events'] = (await call(app, 'GET', '/api/v1/audit/events/?per_page=1', { token: a.apiKey })).body.data[0].id;
+    ids.domains = (
+      await call(app, 'POST', '/api/v1/domains', { token: a.apiKey, body: { domain: `a-${a.id.slice(4)}.example.com` } })
+    ).body.data.id;
+    // Template keys are the same in every workspace: A's customization must stay A's (checked below).
+    await call(app, 'PUT', '/api/v1/email-templates/invitation', {
+      token: a.apiKey,
+      body: { subject: 'A only {{workspace_name}}', html: '<p>A only {{link}}</p>', text: 'A only {{link}}' },
+    });
+    await call(app, 'PATCH', '/api/v1/branding', { token: a.apiKey, body: { name: 'A only brand' } });
   });
   afterAll(() => app.close());
 
@@ -96,6 +105,7 @@ describe('tenant isolation matrix', () => {
         'PATCH /api/v1/webhooks/{id}': { enabled: false },
         'POST /api/v1/iga/requests/{id}/deny': { reason: 'not yours' },
         'POST /api/v1/iga/reviews/{id}/items/{item_id}/decide': { decision: 'keep' },
+        'PUT /api/v1/email-templates/{key}': { subject: 'Renamed', html: '<p>{{link}}</p>', text: '{{link}}' },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {
@@ -136,6 +146,7 @@ describe('tenant isolation matrix', () => {
       '/api/v1/iga/entitlements',
       '/api/v1/iga/requests',
       '/api/v1/iga/reviews',
+      '/api/v1/domains',
     ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);
@@ -143,6 +154,14 @@ describe('tenant isolation matrix', () => {
       for (const id of Object.values(ids)) expect(rows, path).not.toContain(id);
       expect(rows).not.toContain(a.owner.id);
     }
+  });
+
+  it('shows B its own branding and templates, not A’s customizations', async () => {
+    const branding = await call(app, 'GET', '/api/v1/branding', { token: b.apiKey });
+    expect(branding.body.data).toMatchObject({ name: 'B', customized: false });
+    const templates = await call(app, 'GET', '/api/v1/email-templates/', { token: bOwnerToken });
+    expect(JSON.stringify(templates.body.data)).not.toContain('A only');
+    expect(templates.body.data.every((t: { customized: boolean }) => !t.customized)).toBe(true);
   });
 
   it('lets the credential’s workspace win over any X-Tenant-ID', async () => {

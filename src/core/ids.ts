@@ -42,7 +42,8 @@ export type IdPrefix =
   | 'msg'
   | 'rsk'
   | 'rvi'
-  | 'wat';
+  | 'wat'
+  | 'etp';
 
 function encodeTime(ms: number): string {
   let out = '';

@@ -13,10 +13,12 @@ import { runStatement, type Statement } from './sql.ts';
 import { rateLimitedError, type LimitName } from './rate-limit.ts';
 
 /**
- * Procedure meta: the REST path (trpc-to-openapi), the status a success answers with, and
- * `singleStatement` for mutations whose whole work is one atomic SQL statement (no BEGIN/COMMIT).
+ * Procedure meta: the REST path (trpc-to-openapi), the status a success answers with,
+ * `singleStatement` for mutations whose whole work is one atomic SQL statement (no BEGIN/COMMIT), and
+ * `ownTransaction` for mutations that wait on the network first (a DNS lookup) and then open their own
+ * short transaction, so no connection is held while they wait.
  */
-export type Meta = OpenApiMeta<{ successStatus?: 200 | 201; singleStatement?: true }>;
+export type Meta = OpenApiMeta<{ successStatus?: 200 | 201; singleStatement?: true; ownTransaction?: true }>;
 
 export interface ErrorData {
   appCode: AppErrorCode;
@@ -48,7 +50,7 @@ export const middleware = t.middleware;
  * request's plain fork. `ctx.afterCommit` callbacks run once the commit is done.
  */
 const transactionPerMutation = t.middleware(async ({ ctx, type, meta, next }) => {
-  if (type !== 'mutation' || meta?.singleStatement) return next();
+  if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
   let outcome: Awaited<ReturnType<typeof next>> | undefined;
   try {
     await ctx.em.transactional(async (em) => {

@@ -3,6 +3,9 @@ import { ApplicationSchema } from '../modules/applications/application.entity.ts
 import { AuditEventSchema } from '../modules/audit/audit.entity.ts';
 import { PasswordResetTokenSchema, RefreshTokenSchema, SessionSchema } from '../modules/auth/session.entity.ts';
 import { SigningKeySchema } from '../modules/auth/signing-key.entity.ts';
+import { BrandingSchema } from '../modules/branding/branding.entity.ts';
+import { CustomDomainSchema } from '../modules/domains/domain.entity.ts';
+import { CustomEmailTemplateSchema } from '../modules/email-templates/email-template.entity.ts';
 import { OutboxEmailSchema } from '../modules/email/email.entity.ts';
 import { OutboxEventSchema } from '../modules/events/event.entity.ts';
 import { GroupMemberSchema, GroupSchema } from '../modules/groups/group.entity.ts';
@@ -55,4 +58,7 @@ export const entities = [
   WebhookEndpointSchema,
   WebhookDeliverySchema,
   WebhookAttemptSchema,
+  BrandingSchema,
+  CustomDomainSchema,
+  CustomEmailTemplateSchema,
 ];

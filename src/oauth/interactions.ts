@@ -9,6 +9,7 @@ import { TENANT_FILTER } from '../db/tenant.ts';
 import { loginInput } from '../modules/auth/auth.schema.ts';
 import { recordSessionlessSignIn, sessionlessFinish, signInWith } from '../modules/auth/sign-in.ts';
 import type { Origin } from '../modules/auth/sessions.service.ts';
+import { allowLogo, hostedBranding } from '../modules/branding/hosted.ts';
 import { passSignInChallenge } from '../modules/mfa/mfa.service.ts';
 import { Workspace } from '../modules/workspaces/workspace.entity.ts';
 import { workspaceOf } from './clients.ts';
@@ -40,8 +41,10 @@ function origin(req: Request): Origin {
   return { ip: info.ip, userAgent: req.get('user-agent')?.slice(0, 512) ?? null, requestId: info.requestId };
 }
 
-function html(res: Response, status: number, body: string): void {
-  res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGE_CSP });
+/** `branding`: a page showing the workspace's logo may load it from the logo's origin, and only there. */
+function html(res: Response, status: number, body: string, branding?: Branding): void {
+  const csp = allowLogo(PAGE_CSP, branding?.logoUrl ?? null);
+  res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': csp });
   res.end(body);
 }
 
@@ -90,13 +93,20 @@ export function interactionRoutes(deps: AppDeps): Router {
     const client = typeof clientId === 'string' ? await provider.Client.find(clientId) : undefined;
     const workspaceId = workspaceOf(client);
     if (!client || !workspaceId) return null;
-    const workspace = await deps.orm.em.fork().findOne(Workspace, { id: workspaceId });
+    const em = deps.orm.em.fork();
+    const workspace = await em.findOne(Workspace, { id: workspaceId });
     if (!workspace) return null;
+    const brand = await hostedBranding(em, workspace);
     return {
       interaction,
       client,
       workspaceId,
-      branding: { applicationName: client.clientName ?? 'Application', workspaceName: workspace.name },
+      branding: {
+        applicationName: client.clientName ?? 'Application',
+        workspaceName: brand.name,
+        logoUrl: brand.logoUrl,
+        stylesheet: brand.stylesheet,
+      },
     };
   }
 
@@ -108,12 +118,17 @@ export function interactionRoutes(deps: AppDeps): Router {
 
   const loginPage = (res: Response, ctx: Context, status: number, extra: { email?: string; error?: string } = {}) => {
     const p = paths(ctx.interaction.uid);
-    html(res, status, signInPage({ action: p.login, abort: p.abort, branding: ctx.branding, ...extra }));
+    html(res, status, signInPage({ action: p.login, abort: p.abort, branding: ctx.branding, ...extra }), ctx.branding);
   };
 
   const codePage = (res: Response, ctx: Context, status: number, mfaToken: string, error?: string) => {
     const p = paths(ctx.interaction.uid);
-    html(res, status, totpPage({ action: p.mfa, abort: p.abort, branding: ctx.branding, mfaToken, ...(error ? { error } : {}) }));
+    html(
+      res,
+      status,
+      totpPage({ action: p.mfa, abort: p.abort, branding: ctx.branding, mfaToken, ...(error ? { error } : {}) }),
+      ctx.branding,
+    );
   };
 
   const expired = (res: Response) => html(res, 400, messagePage('Sign-in expired', EXPIRED));

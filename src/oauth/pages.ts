@@ -1,6 +1,7 @@
 /**
  * The hosted pages of the authorization server: plain server-rendered HTML forms, no script at all,
- * one stylesheet from our own origin (so the CSP below can forbid everything else).
+ * stylesheets from our own origin only (ours, then the workspace's branding), so the CSP below can
+ * forbid everything else. A workspace logo adds its origin to `img-src` (branding/hosted.ts).
  */
 
 /** For every hosted page. No `form-action`: browsers apply it to the redirects after a submit, which end at the client. */
@@ -10,7 +11,7 @@ export const STYLESHEET_PATH = '/oauth/assets/hosted.css';
 
 export const STYLESHEET = `*{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f4f5f7;color:#1d2330}
-main{max-width:24rem;margin:8vh auto;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.12)}
+main{max-width:24rem;margin:8vh auto;padding:2rem;background:#fff;color:#1d2330;border-radius:12px;box-shadow:0 1px 4px rgba(0,0,0,.12)}
 h1{font-size:1.35rem;margin:0 0 .25rem}
 .workspace{margin:0 0 1.5rem;color:#5b6475}
 label{display:block;font-weight:600;margin:1rem 0 .25rem}
@@ -26,7 +27,8 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-function page(title: string, body: string): string {
+function page(title: string, body: string, stylesheet?: string): string {
+  const branded = stylesheet ? `\n<link rel="stylesheet" href="${escapeHtml(stylesheet)}">` : '';
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -34,7 +36,7 @@ function page(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)}</title>
-<link rel="stylesheet" href="${STYLESHEET_PATH}">
+<link rel="stylesheet" href="${STYLESHEET_PATH}">${branded}
 </head>
 <body>
 <main>
@@ -47,11 +49,18 @@ ${body}
 export interface Branding {
   /** The application the user is signing in to. */
   applicationName: string;
+  /** The workspace's brand name (its branding's, else the workspace's name). */
   workspaceName: string;
+  /** The workspace's logo (https), shown above the heading. */
+  logoUrl?: string | null;
+  /** The workspace's branding stylesheet (its colors), a path on our origin. */
+  stylesheet?: string;
 }
 
 function heading(title: string, branding: Branding): string {
-  return `<h1>${escapeHtml(title)}</h1>
+  // Decorative: the brand name is written right below it.
+  const logo = branding.logoUrl ? `<img class="brand-logo" src="${escapeHtml(branding.logoUrl)}" alt="">\n` : '';
+  return `${logo}<h1>${escapeHtml(title)}</h1>
 <p class="workspace">${escapeHtml(branding.applicationName)} · ${escapeHtml(branding.workspaceName)}</p>`;
 }
 
@@ -79,6 +88,7 @@ ${errorBox(input.error)}
 <button type="submit">Sign in</button>
 </form>
 ${cancelForm(input.abort)}`,
+    input.branding.stylesheet,
   );
 }
 
@@ -96,6 +106,7 @@ ${errorBox(input.error)}
 <button type="submit">Verify</button>
 </form>
 ${cancelForm(input.abort)}`,
+    input.branding.stylesheet,
   );
 }
 

@@ -67,3 +67,55 @@ export function linkTokenIn(mail: ReceivedMail, page: string): { link: string; t
 export function resetTokenIn(mail: ReceivedMail): { link: string; token: string } {
   return linkTokenIn(mail, 'reset-password');
 }
+
+export interface DecodedMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+function decodeTransfer(body: string, encoding: string): string {
+  if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+  if (encoding === 'quoted-printable') {
+    const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    return Buffer.from(bytes, 'latin1').toString('utf8');
+  }
+  return body;
+}
+
+/** RFC 2047 encoded words (`=?UTF-8?Q?…?=`, `=?UTF-8?B?…?=`); whitespace between two of them is dropped. */
+function decodeHeader(value: string): string {
+  return value
+    .replace(/\?=\s+=\?/g, '?==?')
+    .replace(/=\?[^?]+\?([QqBb])\?([^?]*)\?=/g, (_, kind: string, text: string) =>
+      kind.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64').toString('utf8')
+        : decodeTransfer(text.replace(/_/g, ' '), 'quoted-printable'),
+    );
+}
+
+function splitHeaders(raw: string): { headers: Map<string, string>; body: string } {
+  const at = raw.search(/\r?\n\r?\n/);
+  const head = raw.slice(0, at).replace(/\r?\n[ \t]+/g, ' ');
+  const headers = new Map<string, string>();
+  for (const line of head.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+  }
+  return { headers, body: raw.slice(at).replace(/^\r?\n\r?\n/, '') };
+}
+
+/** The subject and the decoded text and HTML parts of a received mail (nodemailer's multipart/alternative). */
+export function decodeMail(mail: ReceivedMail): DecodedMail {
+  const { headers, body } = splitHeaders(mail.raw);
+  const out: DecodedMail = { subject: decodeHeader(headers.get('subject') ?? ''), text: '', html: '' };
+  const boundary = /boundary="?([^";]+)"?/.exec(headers.get('content-type') ?? '')?.[1];
+  const parts = boundary ? body.split(`--${boundary}`).slice(1, -1) : [mail.raw];
+  for (const part of parts) {
+    const { headers: h, body: content } = splitHeaders(part.replace(/^\r?\n/, ''));
+    const decoded = decodeTransfer(content.replace(/\r?\n$/, ''), (h.get('content-transfer-encoding') ?? '7bit').toLowerCase());
+    if ((h.get('content-type') ?? '').startsWith('text/plain')) out.text = decoded.replace(/\r\n/g, '\n');
+    if ((h.get('content-type') ?? '').startsWith('text/html')) out.html = decoded.replace(/\r\n/g, '\n');
+  }
+  return out;
+}

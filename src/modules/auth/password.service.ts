@@ -6,6 +6,7 @@ import { newId } from '../../core/ids.ts';
 import { hashPassword, verifyPassword } from '../../core/passwords.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { queueEmail } from '../email/outbox.ts';
+import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
 import { User } from '../users/user.entity.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { PasswordResetToken } from './session.entity.ts';
@@ -60,7 +61,7 @@ export async function forgotPassword(deps: AppDeps, em: EntityManager, workspace
     em,
     {
       workspaceId,
-      template: 'password_reset',
+      template: await emailTemplateFor(em, workspaceId, 'password_reset'),
       to: user.email,
       // BASE_URL, never the request's Host: a forged Host must not steer the link elsewhere.
       vars: {

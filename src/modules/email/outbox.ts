@@ -1,22 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../../core/ids.ts';
 import { OutboxEmail } from './email.entity.ts';
-import { renderTemplate, type TemplateKey } from './templates.ts';
+import { renderEmail, type PreparedTemplate, type TemplateKey, type TemplateVars } from './templates.ts';
 
-export interface QueuedEmail {
+export interface QueuedEmail<K extends TemplateKey> {
   workspaceId: string | null;
-  template: TemplateKey;
+  /** The workspace's version of the template or the built-in one: `emailTemplateFor` (email-templates module). */
+  template: PreparedTemplate<K>;
   to: string;
-  vars: Record<string, string>;
+  vars: TemplateVars<K>;
 }
 
 /** Adds an email to the caller's transaction; the dispatcher sends it once that commits. */
-export function queueEmail(em: EntityManager, email: QueuedEmail, now: Date): OutboxEmail {
-  const rendered = renderTemplate(email.template, email.vars);
+export function queueEmail<K extends TemplateKey>(em: EntityManager, email: QueuedEmail<K>, now: Date): OutboxEmail {
+  const rendered = renderEmail(email.template, email.vars);
   const row = Object.assign(new OutboxEmail(), {
     id: newId('eml'),
     workspaceId: email.workspaceId,
-    template: email.template,
+    template: email.template.key,
     toAddress: email.to,
     subject: rendered.subject,
     textBody: rendered.text,

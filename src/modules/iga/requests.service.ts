@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage } from '../../core/pagination.ts';
 import { queueEmail } from '../email/outbox.ts';
+import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
 import { emitEvent } from '../events/events.ts';
 import { addMember } from '../groups/groups.service.ts';
 import { assignRole } from '../roles/roles.service.ts';
@@ -107,12 +108,13 @@ export async function createRequest(
   });
   emitEvent(scope, 'access_request.created', eventData(request), now);
   const name = await workspaceName(em, scope.workspaceId);
+  const template = await emailTemplateFor(em, scope.workspaceId, 'access_request_created');
   for (const to of await approverEmails(em, scope.workspaceId, requester.id, now)) {
     queueEmail(
       em,
       {
         workspaceId: scope.workspaceId,
-        template: 'access_request_created',
+        template,
         to,
         vars: {
           workspace_name: name,
@@ -188,8 +190,9 @@ async function notifyDecision(scope: AuditScope, principal: Principal, request: 
     decided_by: approver?.email ?? 'an API key',
     details,
   };
+  const template = await emailTemplateFor(em, scope.workspaceId, 'access_request_decided');
   for (const to of new Set([request.requesterEmail, ...(approver ? [approver.email] : [])])) {
-    queueEmail(em, { workspaceId: scope.workspaceId, template: 'access_request_decided', to, vars }, now);
+    queueEmail(em, { workspaceId: scope.workspaceId, template, to, vars }, now);
   }
 }
 

@@ -8,6 +8,7 @@ import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { startSession, type Origin } from '../auth/sessions.service.ts';
 import { queueEmail } from '../email/outbox.ts';
+import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from '../users/user.entity.ts';
@@ -53,12 +54,12 @@ export async function listInvitations(em: EntityManager, query: PageQuery & { st
   );
 }
 
-function send(deps: AppDeps, em: EntityManager, invitation: Invitation, workspace: Workspace, token: string, now: Date): void {
+async function send(deps: AppDeps, em: EntityManager, invitation: Invitation, workspace: Workspace, token: string, now: Date) {
   queueEmail(
     em,
     {
       workspaceId: workspace.id,
-      template: 'invitation',
+      template: await emailTemplateFor(em, workspace.id, 'invitation'),
       to: invitation.email,
       vars: {
         link: `${deps.config.BASE_URL}/accept-invitation?token=${encodeURIComponent(token)}`,
@@ -114,7 +115,7 @@ export async function createInvitation(
     userId: null,
   });
   em.persist(invitation);
-  send(deps, em, invitation, await em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);
+  await send(deps, em, invitation, await em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);
   recordAudit(scope, {
     eventType: 'invitation.create',
     target: { type: 'invitation', id: invitation.id },
@@ -134,7 +135,7 @@ export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: str
   }
   const token = newSecret('inv_');
   Object.assign(invitation, { tokenHash: sha256(token), lastSentAt: now, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS) });
-  send(deps, scope.em, invitation, await scope.em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);
+  await send(deps, scope.em, invitation, await scope.em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);
   recordAudit(scope, { eventType: 'invitation.resend', target: { type: 'invitation', id: invitation.id } });
   return toView(invitation, now);
 }

@@ -1,4 +1,8 @@
-/** Server-rendered pages of the Admin Portal: no scripts, no inline styles (a strict CSP allows neither). */
+/**
+ * Server-rendered pages of the Admin Portal: no scripts, no inline styles (a strict CSP allows neither).
+ * Pages of a known workspace carry its branding: its stylesheet (our origin) and logo (whose origin
+ * the route adds to `img-src`, branding/hosted.ts).
+ */
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
@@ -7,18 +11,28 @@ export function escapeHtml(value: string): string {
 export const PORTAL_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-export function page(title: string, body: string): string {
+/** The workspace's name, logo and stylesheet (see branding/hosted.ts). */
+export interface PortalBrand {
+  name: string;
+  logoUrl: string | null;
+  stylesheet: string;
+}
+
+export function page(title: string, body: string, brand?: PortalBrand): string {
+  const stylesheet = brand ? `\n<link rel="stylesheet" href="${escapeHtml(brand.stylesheet)}">` : '';
+  const logo = brand?.logoUrl ? `<img class="brand-logo" src="${escapeHtml(brand.logoUrl)}" alt="">\n` : '';
+  const header = brand ? `${logo}<p class="brand-name">${escapeHtml(brand.name)}</p>\n` : '';
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escapeHtml(title)}</title>
+<title>${escapeHtml(title)}</title>${stylesheet}
 </head>
 <body>
 <main>
-<h1>${escapeHtml(title)}</h1>
+${header}<h1>${escapeHtml(title)}</h1>
 ${body}
 </main>
 </body>
@@ -34,6 +48,7 @@ export interface PortalView {
   current: string | null;
   serviceProvider: { entity_id: string; acs_url: string; metadata_url: string; redirect_uri: string };
   values?: Record<string, string>;
+  brand?: PortalBrand;
 }
 
 function field(name: string, label: string, value = '', type = 'text', extra = ''): string {
@@ -70,5 +85,6 @@ ${field('metadata_url', 'Identity provider metadata URL', v.metadata_url, 'url',
 <p><button type="submit">Test and save SAML</button></p>
 </form>
 </section>`,
+    view.brand,
   );
 }

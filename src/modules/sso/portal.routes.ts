@@ -8,6 +8,7 @@ import { AppError } from '../../core/errors.ts';
 import { getRequestInfo } from '../../core/request-info.ts';
 import { sha256 } from '../../core/secrets.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
+import { allowLogo, hostedBranding } from '../branding/hosted.ts';
 import { Organization } from '../organizations/organization.entity.ts';
 import { findConnection, saveConnection, serviceProviderOf } from './connections.ts';
 import { testOidcIssuer } from './oidc-rp.ts';
@@ -34,10 +35,10 @@ function cookieOf(req: Request): string | undefined {
   return undefined;
 }
 
-function send(res: Response, status: number, html: string): void {
+function send(res: Response, status: number, html: string, csp = PORTAL_CSP): void {
   res
     .status(status)
-    .set({ 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': PORTAL_CSP, 'Cache-Control': 'no-store' })
+    .set({ 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': csp, 'Cache-Control': 'no-store' })
     .send(html);
 }
 
@@ -82,10 +83,15 @@ async function render(
       ? `OpenID Connect (${(connection.config as { issuer: string }).issuer})`
       : `SAML (${(connection.config as { entity_id: string }).entity_id})`
     : null;
+  const brand = await hostedBranding(em, session.workspaceId);
   send(
     res,
     status,
-    portalPage({ organization: org.name, current, serviceProvider: serviceProviderOf(deps.config.BASE_URL, org.id), values }, message),
+    portalPage(
+      { organization: org.name, current, serviceProvider: serviceProviderOf(deps.config.BASE_URL, org.id), values, brand },
+      message,
+    ),
+    allowLogo(PORTAL_CSP, brand.logoUrl),
   );
 }
 
