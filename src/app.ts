@@ -22,8 +22,10 @@ export function buildApp(deps: AppDeps): Express {
   app.set('trust proxy', deps.config.trustProxy);
   app.set('json spaces', 0);
 
+  app.use(deps.metrics.middleware());
   app.use(requestContext);
   app.use(securityHeaders);
+  app.get('/metrics', deps.metrics.handler(deps.config.METRICS_TOKEN));
   app.use(globalRateLimit(deps));
   app.use(healthRoutes(deps));
   app.use(wellKnownRoutes(deps));

@@ -34,6 +34,8 @@ const configSchema = z.object({
     .optional(),
   TRUST_PROXY: optionalString,
   PLATFORM_API_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Bearer token for `GET /metrics`; unset, the route does not exist. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   BOOTSTRAP_WORKSPACE_NAME: z.string().min(1).max(200).default('Default workspace'),
   BOOTSTRAP_OWNER_EMAIL: z.email().default('owner@example.com'),
   BOOTSTRAP_OWNER_PASSWORD: z.string().min(8).max(128).optional(),

@@ -6,6 +6,7 @@ import type { AppDeps } from './core/context.ts';
 import { CryptoBox, loadMasterKey, previousMasterKeys } from './core/crypto-box.ts';
 import type { Logger } from './core/logger.ts';
 import { createRateLimits } from './core/rate-limit.ts';
+import { Metrics } from './core/metrics.ts';
 import { detectStatementSupport } from './core/sql.ts';
 import { SigningKeys } from './modules/auth/signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
@@ -29,6 +30,7 @@ export async function createDeps(input: {
   );
   const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
   await keys.ensureActiveKey();
+  const metrics = new Metrics(orm);
   const oauth = await createOAuthServer({ config, orm, log, keys, box });
   const webhooks = new WebhookDispatcher(orm, box, clock, log, {
     allowPrivate: config.ALLOW_PRIVATE_WEBHOOK_TARGETS,
@@ -48,7 +50,13 @@ export async function createDeps(input: {
     mailer,
     oauth,
     webhooks,
-    rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX, (error) => log.warn('rate-limit flush failed', { error })),
+    metrics,
+    rateLimits: createRateLimits(
+      redis,
+      config.RATE_LIMIT_PREFIX,
+      (error) => log.warn('rate-limit flush failed', { error }),
+      (name) => metrics.rateLimited(name),
+    ),
   };
 }
 

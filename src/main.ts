@@ -40,15 +40,31 @@ async function main(): Promise<void> {
   });
 
   let stopping = false;
+  /**
+   * Graceful shutdown, within 10 s: stop accepting connections, let in-flight requests finish (idle
+   * keep-alive connections close now, busy ones after their answer), stop the dispatchers (a webhook
+   * or email being sent completes and records its attempt), flush the rate-limit counts, close the
+   * pools. Whatever still runs at 10 s is cut, and the process exits.
+   */
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal });
-    server.close();
+    const deadline = setTimeout(() => {
+      log.warn('shutdown took longer than 10 s; closing what is left');
+      server.closeAllConnections();
+    }, 9_000);
+    deadline.unref();
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
+    const idle = setInterval(() => server.closeIdleConnections(), 100);
+    await drained;
+    clearInterval(idle);
+    clearTimeout(deadline);
     await closeDeps(deps);
     await database.close();
-    redis?.disconnect();
+    await redis?.quit();
+    log.info('stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

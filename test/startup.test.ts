@@ -88,6 +88,30 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
       await stop(second);
     }
   }, 120_000);
+
+  it('shuts down gracefully on SIGTERM: in-flight requests finish, new ones are refused, exit 0 within 10 s', async () => {
+    const password = 'graceful shutdown passphrase';
+    const ownDir = await mkdtemp(join(tmpdir(), 'identity-stop-'));
+    const server = await start({ DATA_DIR: ownDir, BOOTSTRAP_OWNER_EMAIL: 'boss@example.com', BOOTSTRAP_OWNER_PASSWORD: password });
+    const workspaceId = /workspace id\s+(wsp_\w+)/.exec(server.output())?.[1] as string;
+    // A sign-in spends ~100 ms in Argon2id: it is in flight when the signal arrives.
+    const inFlight = fetch(`${server.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': workspaceId },
+      body: JSON.stringify({ email: 'boss@example.com', password: 'not the password, still argon2' }),
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    const signalled = Date.now();
+    const exited = stop(server);
+    const answer = await inFlight;
+    expect([401, 200]).toContain(answer.status);
+    expect((await answer.json()) as object).toHaveProperty(answer.status === 401 ? 'error' : 'data');
+    expect(await exited).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    expect(server.output()).toContain('"msg":"stopped"');
+    await rm(ownDir, { recursive: true, force: true });
+  }, 60_000);
 });
 
 // Registered only where the services are configured (CI), so a bare machine has no skipped test.

@@ -8,6 +8,7 @@ import type { OAuthServer } from '../oauth/provider.ts';
 import type { WebhookDispatcher } from '../modules/webhooks/dispatcher.ts';
 import type { Clock } from './clock.ts';
 import type { CryptoBox } from './crypto-box.ts';
+import type { Metrics } from './metrics.ts';
 import type { Logger } from './logger.ts';
 import type { RateLimits } from './rate-limit.ts';
 import { getRequestInfo } from './request-info.ts';
@@ -18,6 +19,7 @@ export interface AppDeps {
   orm: MikroORM;
   log: Logger;
   rateLimits: RateLimits;
+  metrics: Metrics;
   redis: Redis | null;
   clock: Clock;
   /** Seals secrets at rest under the master key. */

@@ -1,7 +1,10 @@
-/** JSON-lines logger. Secrets never reach it: callers log ids and codes, not tokens or passwords. */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+import pino from 'pino';
 
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+/**
+ * Structured JSON lines (pino). Callers log ids and codes, never tokens or passwords; redaction is the
+ * second line of defence for a secret that slips into a field anyway.
+ */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export type LogFields = Record<string, unknown>;
 
@@ -12,6 +15,27 @@ export interface Logger {
   error(msg: string, fields?: LogFields): void;
 }
 
+/** Field names that hold secrets, wherever they appear (top level and two levels down). */
+const SECRET_FIELDS = [
+  'password',
+  'current_password',
+  'new_password',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'mfa_token',
+  'code',
+  'client_secret',
+  'secret',
+  'value',
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'api_key',
+];
+export const REDACT_PATHS = SECRET_FIELDS.flatMap((f) => [`["${f}"]`, `*["${f}"]`, `*.*["${f}"]`]);
+
 function serialize(fields: LogFields): LogFields {
   const out: LogFields = {};
   for (const [key, value] of Object.entries(fields)) {
@@ -20,16 +44,19 @@ function serialize(fields: LogFields): LogFields {
   return out;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stdout.write(l)): Logger {
-  const min = RANK[level];
-  const emit = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields: LogFields = {}) => {
-    if (RANK[lvl] < min) return;
-    write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...serialize(fields) })}\n`);
+export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
+  const options: pino.LoggerOptions = {
+    level,
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
+  const base = write ? pino(options, { write }) : pino(options);
   return {
-    debug: (msg, fields) => emit('debug', msg, fields),
-    info: (msg, fields) => emit('info', msg, fields),
-    warn: (msg, fields) => emit('warn', msg, fields),
-    error: (msg, fields) => emit('error', msg, fields),
+    debug: (msg, fields = {}) => base.debug(serialize(fields), msg),
+    info: (msg, fields = {}) => base.info(serialize(fields), msg),
+    warn: (msg, fields = {}) => base.warn(serialize(fields), msg),
+    error: (msg, fields = {}) => base.error(serialize(fields), msg),
   };
 }

@@ -35,7 +35,12 @@ export interface RateLimits {
  * If Redis fails, an in-process limiter takes over rather than letting requests through unlimited.
  * The global limit, checked on every request, is counted locally and shared in batches (batched-limit.ts).
  */
-export function createRateLimits(redis: Redis | null, prefix: string, onError: (error: unknown) => void): RateLimits {
+export function createRateLimits(
+  redis: Redis | null,
+  prefix: string,
+  onError: (error: unknown) => void,
+  onLimited: (name: LimitName) => void = () => undefined,
+): RateLimits {
   const global = new BatchedWindowLimiter(redis, `${prefix}:global`, LIMITS.global.points, LIMITS.global.duration * 1000, onError);
   const limiters = new Map<LimitName, RateLimiterAbstract>();
   for (const [name, { points, duration }] of Object.entries(LIMITS) as [LimitName, (typeof LIMITS)[LimitName]][]) {
@@ -51,7 +56,11 @@ export function createRateLimits(redis: Redis | null, prefix: string, onError: (
     flush: () => global.flush(),
     close: () => global.close(),
     async consume(name, key) {
-      if (name === 'global') return global.consume(key);
+      if (name === 'global') {
+        const decision = global.consume(key);
+        if (!decision.allowed) onLimited(name);
+        return decision;
+      }
       const limiter = limiters.get(name) as RateLimiterAbstract;
       const limit = LIMITS[name].points;
       try {
@@ -59,6 +68,7 @@ export function createRateLimits(redis: Redis | null, prefix: string, onError: (
         return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
+        onLimited(name);
         return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
       }
     },

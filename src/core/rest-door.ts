@@ -11,6 +11,8 @@ import type { Meta } from './trpc.ts';
 
 interface Route {
   method: string;
+  /** The spec's path template, for metrics (`/api/v1/users/{id}`). */
+  template: string;
   pattern: RegExp;
   /** `users.get` → ['users', 'get'] on the caller. */
   segments: string[];
@@ -30,6 +32,7 @@ function routes(): Route[] {
     return [
       {
         method: openapi.method,
+        template: openapi.path,
         pattern: getPathRegExp(normalizePath(openapi.path)),
         segments: path.split('.'),
         fromBody: openapi.method !== 'GET' && openapi.method !== 'DELETE',
@@ -91,6 +94,7 @@ export function restDoor(deps: AppDeps): RequestHandler {
       return match !== null;
     });
     if (!route) return next();
+    res.locals.route = route.template;
     try {
       const input = { ...(route.fromBody ? bodyInput(req) : queryInput(req)), ...params };
       const caller = createCaller(createContext(deps, req)) as unknown as CallerNode;

@@ -231,9 +231,24 @@ export async function signInWith<T>(
   attempt: SignInAttempt,
   finish: SignInFinish<T>,
 ): Promise<T | SignInChallenge> {
-  const now = deps.clock.now();
-  const user = await checkPassword(em, attempt, now);
-  return runStages({ deps, em, attempt, now, user }, finish);
+  return counted(deps, async () => {
+    const now = deps.clock.now();
+    const user = await checkPassword(em, attempt, now);
+    return runStages({ deps, em, attempt, now, user }, finish);
+  });
+}
+
+/** Counts the attempt's outcome for `/metrics`: success, challenge, or the code it was refused with. */
+async function counted<T>(deps: AppDeps, attempt: () => Promise<T>): Promise<T> {
+  try {
+    const result = await attempt();
+    const kind = (result as { kind?: unknown }).kind;
+    deps.metrics.signIn(kind === 'challenge' ? 'challenge' : 'success');
+    return result;
+  } catch (error) {
+    deps.metrics.signIn(error instanceof AppError ? error.appCode : 'error');
+    throw error;
+  }
 }
 
 export function signIn(deps: AppDeps, em: EntityManager, attempt: SignInAttempt): Promise<SignInResult> {
@@ -324,5 +339,5 @@ export async function signInVerifiedUser(
     origin: input.origin,
     method: input.method,
   };
-  return runStages({ deps, em, attempt, now, user }, issueTokens);
+  return counted(deps, () => runStages({ deps, em, attempt, now, user }, issueTokens));
 }

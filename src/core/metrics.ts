@@ -1,0 +1,108 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { RequestHandler } from 'express';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { constantTimeEqual } from './secrets.ts';
+
+/**
+ * Prometheus metrics of one process (each app has its own registry, so tests can run several):
+ * request rate and latency by route and status, sign-in outcomes, rate-limit refusals, and the
+ * webhook and email queues (read from the database when scraped).
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+  private readonly signIns = new Counter({
+    name: 'sign_in_attempts_total',
+    help: 'Sign-in attempts by outcome (success, challenge, or the refusal code)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly limited = new Counter({
+    name: 'rate_limit_hits_total',
+    help: 'Requests refused by a rate limit, by limit',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(orm: MikroORM) {
+    collectDefaultMetrics({ register: this.registry });
+    const queue = (name: string, help: string, sql: string) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const [row] = await orm.em.fork().getConnection().execute<{ n: number }[]>(sql);
+          this.set(row?.n ?? 0);
+        },
+      });
+    queue(
+      'webhook_deliveries_pending',
+      'Webhook deliveries waiting for their next attempt',
+      `select count(*)::int as n from webhook_deliveries where status = 'pending'`,
+    );
+    queue(
+      'webhook_events_unrouted',
+      'Committed events not yet fanned out to endpoints',
+      'select count(*)::int as n from events where fanned_out_at is null',
+    );
+    queue('emails_pending', 'Emails waiting in the outbox', `select count(*)::int as n from email_outbox where status = 'pending'`);
+  }
+
+  signIn(outcome: string): void {
+    this.signIns.inc({ outcome });
+  }
+
+  rateLimited(limit: string): void {
+    this.limited.inc({ limit });
+  }
+
+  /** Times every request; the route label is the matched template, never the raw path (bounded labels). */
+  middleware(): RequestHandler {
+    return (req, res, next) => {
+      const started = process.hrtime.bigint();
+      res.once('finish', () => {
+        const route = (res.locals.route as string | undefined) ?? (req.route?.path as string | undefined) ?? routeFamily(req.path);
+        const labels = { method: req.method, route, status: String(res.statusCode) };
+        this.requests.inc(labels);
+        this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      });
+      next();
+    };
+  }
+
+  /** `GET /metrics`, for `Authorization: Bearer $METRICS_TOKEN`; absent (404) when no token is set. */
+  handler(token: string | undefined): RequestHandler {
+    return async (req, res, next) => {
+      try {
+        const presented = (req.get('authorization') ?? '').replace(/^Bearer\s+/i, '');
+        if (!token) return next();
+        if (!constantTimeEqual(presented, token)) {
+          res.status(401).set('WWW-Authenticate', 'Bearer').type('text/plain').send('metrics need the METRICS_TOKEN bearer token\n');
+          return;
+        }
+        res.set('Content-Type', this.registry.contentType).send(await this.registry.metrics());
+      } catch (error) {
+        next(error);
+      }
+    };
+  }
+}
+
+/** Paths no route matched (404s, static files) collapse to their first segment. */
+function routeFamily(path: string): string {
+  const first = path.split('/')[1];
+  return first ? `/${first}/*` : '/';
+}
