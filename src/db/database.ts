@@ -16,7 +16,7 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
   const url = embedded?.url ?? (config.DATABASE_URL as string);
   const orm = await MikroORM.init(ormOptions(url, embedded ? 1 : 10));
   if (opts.migrate) {
-    const applied = await orm.getMigrator().up();
+    const applied = embedded ? await orm.getMigrator().up() : await withMigrationLock(orm, () => orm.getMigrator().up());
     if (applied.length > 0) log.info('migrations applied', { migrations: applied.map((m) => m.name) });
   }
   return {
@@ -27,4 +27,32 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
       await embedded?.stop();
     },
   };
+}
+
+interface LockConnection {
+  query(sql: string): Promise<unknown>;
+}
+
+/**
+ * Instances started together migrate one at a time: a session-level advisory lock, held on a
+ * connection of its own while the migrator works on the others (the embedded database has one
+ * process, so it needs none).
+ */
+async function withMigrationLock<T>(orm: MikroORM, work: () => Promise<T>): Promise<T> {
+  const client = (
+    orm.em.getConnection().getKnex() as unknown as {
+      client: { acquireConnection(): Promise<LockConnection>; releaseConnection(c: LockConnection): Promise<unknown> };
+    }
+  ).client;
+  const connection = await client.acquireConnection();
+  try {
+    await connection.query('select pg_advisory_lock(727001)');
+    try {
+      return await work();
+    } finally {
+      await connection.query('select pg_advisory_unlock(727001)');
+    }
+  } finally {
+    await client.releaseConnection(connection);
+  }
 }
