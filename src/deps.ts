@@ -7,6 +7,7 @@ import { CryptoBox, loadMasterKey } from './core/crypto-box.ts';
 import type { Logger } from './core/logger.ts';
 import { createRateLimits } from './core/rate-limit.ts';
 import { detectStatementSupport } from './core/sql.ts';
+import { ActionSandbox } from './modules/actions/sandbox.ts';
 import { SigningKeys } from './modules/auth/signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
 import { createOAuthServer } from './oauth/provider.ts';
@@ -38,6 +39,7 @@ export async function createDeps(input: {
     keys,
     mailer,
     oauth,
+    sandbox: new ActionSandbox({ timeoutMs: config.ACTION_TIMEOUT_MS, memoryMb: config.ACTION_MEMORY_MB, log }),
     rateLimits: createRateLimits(redis, config.RATE_LIMIT_PREFIX, (error) => log.warn('rate-limit flush failed', { error })),
   };
 }
@@ -46,4 +48,5 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
   deps.oauth.stop();
   await deps.mailer.stop();
   await deps.rateLimits.close();
+  await deps.sandbox.close();
 }
