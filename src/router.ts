@@ -1,5 +1,6 @@
 import type { AnyProcedure } from '@trpc/server';
 import { createCallerFactory, router, type Meta } from './core/trpc.ts';
+import { actionsRouter } from './modules/actions/actions.router.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { applicationsRouter } from './modules/applications/applications.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
@@ -26,6 +27,7 @@ export const appRouter = router({
   idpAttributes: idpAttributesRouter,
   sso: ssoRouter,
   applications: applicationsRouter,
+  actions: actionsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,3 +1,4 @@
+import { ActionSchema } from '../modules/actions/action.entity.ts';
 import { ApiKeySchema } from '../modules/api-keys/api-key.entity.ts';
 import { ApplicationSchema } from '../modules/applications/application.entity.ts';
 import { AuditEventSchema } from '../modules/audit/audit.entity.ts';
@@ -40,4 +41,5 @@ export const entities = [
   IdpAttributeSchema,
   SocialProviderSchema,
   ApplicationSchema,
+  ActionSchema,
 ];

@@ -8,6 +8,7 @@ import { Migration20261126040000_user_profile } from './Migration20261126040000_
 import { Migration20261126050000_user_search } from './Migration20261126050000_user_search.ts';
 import { Migration20261126060000_applications } from './Migration20261126060000_applications.ts';
 import { Migration20261126090000_organizations } from './Migration20261126090000_organizations.ts';
+import { Migration20261126100000_actions } from './Migration20261126100000_actions.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -23,4 +24,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126050000_user_search', class: Migration20261126050000_user_search },
   { name: 'Migration20261126060000_applications', class: Migration20261126060000_applications },
   { name: 'Migration20261126090000_organizations', class: Migration20261126090000_organizations },
+  { name: 'Migration20261126100000_actions', class: Migration20261126100000_actions },
 ];
