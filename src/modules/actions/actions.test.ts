@@ -218,6 +218,15 @@ describe('actions API', () => {
     expect(JSON.stringify(mine.body.data)).not.toContain(theirs.id);
   });
 
+  it('is described in the OpenAPI document at the spec’s exact paths', async () => {
+    const doc = (await call(app, 'GET', '/api/v1/openapi.json')).body;
+    expect(Object.keys(doc.paths['/api/v1/actions/'])).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(Object.keys(doc.paths['/api/v1/actions/{id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
+    expect(Object.keys(doc.paths['/api/v1/actions/{id}/deploy'])).toEqual(['post']);
+    expect(Object.keys(doc.paths['/api/v1/actions/{id}/test'])).toEqual(['post']);
+    expect(doc.paths['/api/v1/actions']).toBeUndefined();
+  });
+
   it('answers 503 to deploy and test when the sandbox cannot run, and everything else still works', async () => {
     const { id } = (await create({ name: 'Needs a sandbox', code: ALLOW })).body.data;
     const real = app.deps.sandbox;

@@ -7,6 +7,7 @@ import { runStatementIn, type Statement } from '../../core/sql.ts';
 import type { UserStatus } from '../users/user.entity.ts';
 import type { ChallengeView } from '../mfa/mfa.schema.ts';
 import { secondFactorStage } from '../mfa/sign-in-stage.ts';
+import { actionsStage } from '../actions/sign-in-stage.ts';
 import type { TokensView } from './auth.schema.ts';
 import { startSession, type Origin } from './sessions.service.ts';
 
@@ -51,6 +52,8 @@ export interface SignInRun {
   now: Date;
   /** Set by the password stage; every later stage can rely on it. */
   user: SignInUser;
+  /** Custom claims for the access token, from the workspace's actions (kept on a challenge and the session). */
+  claims?: Record<string, unknown>;
 }
 
 const USER_BY_EMAIL: Statement = {
@@ -185,15 +188,21 @@ async function rehashIfDue(run: SignInRun): Promise<string | null> {
 const issueTokens: SignInFinish<SignInResult> = async (run) => {
   const newPasswordHash = await rehashIfDue(run);
   const method = run.attempt.method ?? 'password';
-  const tokens = await startSession(run.deps, run.em, { userId: run.user.id, method, newPasswordHash }, run.attempt.origin);
+  const tokens = await startSession(
+    run.deps,
+    run.em,
+    { userId: run.user.id, method, newPasswordHash, claims: run.claims ?? null },
+    run.attempt.origin,
+  );
   return { kind: 'tokens', tokens };
 };
 
 /**
- * The stages after the password, in order: account state → risk → second factor, then the finish
- * (tokens). Risk (threat detection) and second-factor stages are added here by their modules.
+ * The stages after the password, in order: account state → risk → actions → second factor, then the
+ * finish (tokens). Risk (threat detection), actions and second-factor stages are added here by their
+ * modules. Actions run before the second factor so that one may require it (step-up).
  */
-export const SIGN_IN_STAGES: SignInStage[] = [accountState, secondFactorStage];
+export const SIGN_IN_STAGES: SignInStage[] = [accountState, actionsStage, secondFactorStage];
 
 async function runStages<T>(run: SignInRun, finish: SignInFinish<T>): Promise<T | SignInChallenge> {
   for (const stage of SIGN_IN_STAGES) {
