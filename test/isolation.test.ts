@@ -48,6 +48,12 @@ describe('tenant isolation matrix', () => {
         body: { name: 'A app', type: 'web', redirect_uris: ['https://a.example.com/callback'] },
       })
     ).body.data.id;
+    ids.actions = (
+      await call(app, 'POST', '/api/v1/actions/', {
+        token: a.apiKey,
+        body: { name: 'A action', code: 'exports.onExecutePostLogin = async () => {};' },
+      })
+    ).body.data.id;
   });
   afterAll(() => app.close());
 
@@ -75,6 +81,7 @@ describe('tenant isolation matrix', () => {
         'PATCH /api/v1/organizations/{id}': { name: 'Renamed' },
         'PATCH /api/v1/idp-attributes/{key}': { enabled: false },
         'PATCH /api/v1/applications/{id}': { name: 'Renamed' },
+        'PATCH /api/v1/actions/{id}': { name: 'Renamed' },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {
@@ -106,6 +113,7 @@ describe('tenant isolation matrix', () => {
       '/api/v1/invitations',
       '/api/v1/api-keys',
       '/api/v1/applications',
+      '/api/v1/actions/',
     ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);
