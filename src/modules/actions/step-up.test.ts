@@ -4,6 +4,8 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { createLogger } from '../../core/logger.ts';
+import { ActionSandbox } from './sandbox.ts';
 
 const PASSWORD = 'step-up passphrase';
 
@@ -215,6 +217,27 @@ describe('actions at sign-in', () => {
         }
       }
       expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+    });
+
+    it('refuses sign-ins of a workspace with deployed actions when the sandbox is unavailable (503, audited)', async () => {
+      const user = await newUser(ws);
+      const id = await deploy(ws, { name: 'Harmless', code: 'exports.onExecutePostLogin = async () => {};' });
+      const real = app.deps.sandbox;
+      const missing = new ActionSandbox({ timeoutMs: 100, memoryMb: 32, log: createLogger('silent'), packageName: 'isolated-vm-absent' });
+      app.deps.sandbox = missing;
+      try {
+        const res = await login(app, ws.id, user.email, PASSWORD);
+        expect(res.status).toBe(503);
+        expect(res.body.error.message).toContain('isolated-vm');
+        expect((await loginFailures(ws, user.id)).at(-1)?.details).toMatchObject({ reason: 'action_unavailable', action_id: id });
+        // Workspaces without deployed actions never ask the sandbox.
+        const elsewhere = await createWorkspace(app);
+        expect((await login(app, elsewhere.id, elsewhere.owner.email, elsewhere.owner.password)).status).toBe(200);
+      } finally {
+        app.deps.sandbox = real;
+        await missing.close();
+        await removeAction(ws, id);
+      }
     });
 
     it('a deployed action runs in its own workspace only', async () => {
