@@ -425,6 +425,7 @@ export class IsolateRunner {
     try {
       text = await context.eval('__result()', { timeout: this.options.timeoutMs });
     } catch {
+      // The code broke its own record (or the isolate is gone): the run counts as failed.
       return null;
     }
     if (typeof text !== 'string' || text.length > MAX_RESULT_CHARS) return null;
@@ -432,6 +433,7 @@ export class IsolateRunner {
     try {
       json = JSON.parse(text);
     } catch {
+      // Not JSON: the same, a failed run.
       return null;
     }
     const parsed = resultShape.safeParse(json);

@@ -241,16 +241,24 @@ export class ActionSandbox {
     try {
       return outcomeShape.parse(await this.request({ op: 'run', code, event }));
     } catch (error) {
-      if (!(error instanceof SandboxCrashed)) throw error;
-      const message = error.timedOut
-        ? 'The sandbox did not answer in time'
-        : 'The action stopped the sandbox (most likely it used too much memory)';
+      // Unavailable (503) is the caller's to answer; anything else is a failed run, refused like one.
+      if (error instanceof AppError) throw error;
+      let kind: 'timeout' | 'crashed' = 'crashed';
+      let message = 'The sandbox could not run the action';
+      if (error instanceof SandboxCrashed) {
+        kind = error.timedOut ? 'timeout' : 'crashed';
+        message = error.timedOut
+          ? 'The sandbox did not answer in time'
+          : 'The action stopped the sandbox (most likely it used too much memory)';
+      } else {
+        this.options.log.error('actions sandbox answered an error', { error });
+      }
       return {
         denied: null,
         claims: {},
         requireSecondFactor: false,
         logs: [],
-        failure: { kind: error.timedOut ? 'timeout' : 'crashed', message, line: null },
+        failure: { kind, message, line: null },
         durationMs: Math.round((performance.now() - started) * 10) / 10,
       };
     }
