@@ -1,13 +1,16 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { URI, type TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn } from '../../../test/helpers/auth.ts';
+import { Browser, formAction, hiddenInput } from '../../../test/helpers/browser.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { createLogger } from '../../core/logger.ts';
 import { ActionSandbox } from './sandbox.ts';
 
 const PASSWORD = 'step-up passphrase';
+const SPA_CALLBACK = 'http://localhost:5173/callback';
 
 /** The access token's claims, read without verifying (the tests trust their own server). */
 function claimsOf(accessToken: string): Record<string, unknown> {
@@ -120,6 +123,38 @@ describe('actions at sign-in', () => {
       });
       expect(verified.status).toBe(200);
       expect(claimsOf(verified.body.data.access_token)).toMatchObject({ sub: adminWith.id, roles: ['admin', 'member'] });
+    });
+
+    it('applies on the hosted OAuth sign-in too: the page refuses with the message, or asks for the code', async () => {
+      const spa = await call(app, 'POST', '/api/v1/applications', {
+        token: ws.apiKey,
+        body: { name: 'SPA', type: 'spa', redirect_uris: [SPA_CALLBACK] },
+      });
+      const authorize = () => {
+        const verifier = randomBytes(32).toString('base64url');
+        const query = new URLSearchParams({
+          client_id: spa.body.data.id,
+          redirect_uri: SPA_CALLBACK,
+          response_type: 'code',
+          scope: 'openid',
+          state: randomBytes(8).toString('hex'),
+          code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+          code_challenge_method: 'S256',
+        });
+        return `/oauth/authorize?${query}`;
+      };
+      const refusedBrowser = new Browser(app.url);
+      const page = await refusedBrowser.go(authorize());
+      const refused = await refusedBrowser.go(formAction(page.body, 'Sign in'), { email: adminWithout.email, password: PASSWORD });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain('enroll an authenticator app first');
+      expect(refused.location).toBeUndefined();
+
+      const challengedBrowser = new Browser(app.url);
+      const again = await challengedBrowser.go(authorize());
+      const challenged = await challengedBrowser.go(formAction(again.body, 'Sign in'), { email: adminWith.email, password: PASSWORD });
+      expect(challenged.status).toBe(200);
+      expect(hiddenInput(challenged.body, 'mfa_token')).toMatch(/^mfa_/);
     });
 
     it('lets a member sign in as usual', async () => {
