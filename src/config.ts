@@ -81,6 +81,10 @@ const configSchema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   /** Prefix of rate-limit keys in Redis; lets several deployments (or test runs) share one Redis. */
   RATE_LIMIT_PREFIX: z.string().min(1).default('rl'),
+  /** Time one action may run at sign-in (top level and handler), milliseconds. */
+  ACTION_TIMEOUT_MS: z.coerce.number().int().min(10).max(5000).default(100),
+  /** Heap limit of one action run, MiB (isolated-vm's minimum is 8). */
+  ACTION_MEMORY_MB: z.coerce.number().int().min(8).max(512).default(32),
 });
 
 type ParsedConfig = z.infer<typeof configSchema>;

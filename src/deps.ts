@@ -8,6 +8,7 @@ import type { Logger } from './core/logger.ts';
 import { createRateLimits } from './core/rate-limit.ts';
 import { Metrics } from './core/metrics.ts';
 import { detectStatementSupport } from './core/sql.ts';
+import { ActionSandbox } from './modules/actions/sandbox.ts';
 import { SigningKeys } from './modules/auth/signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
 import { createOAuthServer } from './oauth/provider.ts';
@@ -51,6 +52,7 @@ export async function createDeps(input: {
     oauth,
     webhooks,
     metrics,
+    sandbox: new ActionSandbox({ timeoutMs: config.ACTION_TIMEOUT_MS, memoryMb: config.ACTION_MEMORY_MB, log }),
     rateLimits: createRateLimits(
       redis,
       config.RATE_LIMIT_PREFIX,
@@ -65,4 +67,5 @@ export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.webhooks.stop();
   await deps.mailer.stop();
   await deps.rateLimits.close();
+  await deps.sandbox.close();
 }

@@ -1,5 +1,6 @@
 import type { AnyProcedure } from '@trpc/server';
 import { createCallerFactory, router, type Meta } from './core/trpc.ts';
+import { actionsRouter } from './modules/actions/actions.router.ts';
 import { apiKeysRouter } from './modules/api-keys/api-keys.router.ts';
 import { applicationsRouter } from './modules/applications/applications.router.ts';
 import { auditRouter } from './modules/audit/audit.router.ts';
@@ -42,6 +43,7 @@ export const appRouter = router({
   branding: brandingRouter,
   domains: domainsRouter,
   emailTemplates: emailTemplatesRouter,
+  actions: actionsRouter,
 });
 
 export type AppRouter = typeof appRouter;

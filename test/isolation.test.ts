@@ -73,6 +73,12 @@ describe('tenant isolation matrix', () => {
       body: { subject: 'A only {{workspace_name}}', html: '<p>A only {{link}}</p>', text: 'A only {{link}}' },
     });
     await call(app, 'PATCH', '/api/v1/branding', { token: a.apiKey, body: { name: 'A only brand' } });
+    ids.actions = (
+      await call(app, 'POST', '/api/v1/actions/', {
+        token: a.apiKey,
+        body: { name: 'A action', code: 'exports.onExecutePostLogin = async () => {};' },
+      })
+    ).body.data.id;
   });
   afterAll(() => app.close());
 
@@ -106,6 +112,7 @@ describe('tenant isolation matrix', () => {
         'POST /api/v1/iga/requests/{id}/deny': { reason: 'not yours' },
         'POST /api/v1/iga/reviews/{id}/items/{item_id}/decide': { decision: 'keep' },
         'PUT /api/v1/email-templates/{key}': { subject: 'Renamed', html: '<p>{{link}}</p>', text: '{{link}}' },
+        'PATCH /api/v1/actions/{id}': { name: 'Renamed' },
       };
       const body = method === 'GET' || method === 'DELETE' ? undefined : (bodies[`${method} ${path}`] ?? {});
       for (const token of [b.apiKey, bOwnerToken]) {
@@ -147,6 +154,7 @@ describe('tenant isolation matrix', () => {
       '/api/v1/iga/requests',
       '/api/v1/iga/reviews',
       '/api/v1/domains',
+      '/api/v1/actions/',
     ]) {
       const res = await call(app, 'GET', `${path}?per_page=100`, { token: b.apiKey });
       expect(res.status, path).toBe(200);

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
+import type { ActionSandbox } from '../modules/actions/sandbox.ts';
 import type { SigningKeys } from '../modules/auth/signing-keys.ts';
 import type { EmailDispatcher } from '../modules/email/dispatcher.ts';
 import type { OAuthServer } from '../oauth/provider.ts';
@@ -29,6 +30,8 @@ export interface AppDeps {
   /** The OAuth 2.0 / OpenID Connect authorization server (oidc-provider), one per process. */
   oauth: OAuthServer;
   webhooks: WebhookDispatcher;
+  /** Runs actions in a separate sandbox process (started on first use). */
+  sandbox: ActionSandbox;
 }
 
 /** Per-request context, the same for all three doors. Procedure builders narrow it further. */

@@ -1,3 +1,4 @@
+import { ActionSchema } from '../modules/actions/action.entity.ts';
 import { ApiKeySchema } from '../modules/api-keys/api-key.entity.ts';
 import { ApplicationSchema } from '../modules/applications/application.entity.ts';
 import { AuditEventSchema } from '../modules/audit/audit.entity.ts';
@@ -61,4 +62,5 @@ export const entities = [
   BrandingSchema,
   CustomDomainSchema,
   CustomEmailTemplateSchema,
+  ActionSchema,
 ];

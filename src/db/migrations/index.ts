@@ -13,6 +13,7 @@ import { Migration20261126072000_vault } from './Migration20261126072000_vault.t
 import { Migration20261126073000_governance } from './Migration20261126073000_governance.ts';
 import { Migration20261126074000_audit_type_outcome } from './Migration20261126074000_audit_type_outcome.ts';
 import { Migration20261126090000_organizations } from './Migration20261126090000_organizations.ts';
+import { Migration20261126100000_actions } from './Migration20261126100000_actions.ts';
 import { Migration20261126110000_customization } from './Migration20261126110000_customization.ts';
 import { Migration20261126120000_webhooks } from './Migration20261126120000_webhooks.ts';
 
@@ -35,6 +36,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126073000_governance', class: Migration20261126073000_governance },
   { name: 'Migration20261126074000_audit_type_outcome', class: Migration20261126074000_audit_type_outcome },
   { name: 'Migration20261126090000_organizations', class: Migration20261126090000_organizations },
+  { name: 'Migration20261126100000_actions', class: Migration20261126100000_actions },
   { name: 'Migration20261126110000_customization', class: Migration20261126110000_customization },
   { name: 'Migration20261126120000_webhooks', class: Migration20261126120000_webhooks },
 ];

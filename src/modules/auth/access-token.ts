@@ -19,10 +19,22 @@ export interface AccessTokenIssuer {
   ttlSeconds: number;
 }
 
-export async function signAccessToken(issuer: AccessTokenIssuer, claims: AccessClaims): Promise<string> {
+/** Claims that only the service sets; a custom claim of the same name is dropped. */
+const OWN_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'tid', 'sid', 'roles', 'typ']);
+
+/**
+ * Signs an access token. `custom` claims (added by the workspace's actions) ride along, never in place
+ * of the service's own; verification reads only the service's own.
+ */
+export async function signAccessToken(
+  issuer: AccessTokenIssuer,
+  claims: AccessClaims,
+  custom: Record<string, unknown> | null = null,
+): Promise<string> {
   const { kid, privateKey } = await issuer.keys.signingKey();
   const iat = Math.floor(issuer.clock.now().getTime() / 1000);
-  return new SignJWT({ tid: claims.tid, sid: claims.sid, roles: claims.roles })
+  const extra = custom ? Object.fromEntries(Object.entries(custom).filter(([name]) => !OWN_CLAIMS.has(name))) : {};
+  return new SignJWT({ ...extra, tid: claims.tid, sid: claims.sid, roles: claims.roles })
     .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid, typ: 'at+jwt' })
     .setIssuer(issuer.issuer)
     .setSubject(claims.sub)

@@ -36,8 +36,8 @@ const START: Statement = {
             where id = $1
            returning id, workspace_id, email, name, status, created_at, updated_at, last_sign_in_at, email_verified, metadata
          ), s as (
-           insert into sessions (id, workspace_id, user_id, created_at, expires_at, ip, user_agent)
-           select $4, workspace_id, id, $2, $5, $8, $9 from u
+           insert into sessions (id, workspace_id, user_id, created_at, expires_at, ip, user_agent, claims)
+           select $4, workspace_id, id, $2, $5, $8, $9, $13::jsonb from u
            returning id
          ), r as (
            insert into refresh_tokens (id, workspace_id, session_id, token_hash, created_at, expires_at)
@@ -63,10 +63,20 @@ interface StartedRow extends UserRow {
   roles: string[];
 }
 
-async function tokensFor(deps: AppDeps, row: StartedRow | RotatedRow, sessionId: string, refreshToken: string): Promise<TokensView> {
+/** Custom claims (from actions) of the session, carried by each of its access tokens. */
+type CustomClaims = Record<string, unknown> | null;
+
+async function tokensFor(
+  deps: AppDeps,
+  row: StartedRow | RotatedRow,
+  sessionId: string,
+  refreshToken: string,
+  claims: CustomClaims,
+): Promise<TokensView> {
   const accessToken = await signAccessToken(
     { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
     { sub: row.id, tid: row.workspace_id, sid: sessionId, roles: row.roles },
+    claims,
   );
   return {
     access_token: accessToken,
@@ -83,6 +93,8 @@ export interface SessionStart {
   method: string;
   /** A fresh hash when the stored one used old parameters. */
   newPasswordHash?: string | null;
+  /** Custom access-token claims from actions; kept on the session, so refreshed tokens carry them too. */
+  claims?: CustomClaims;
 }
 
 /** A new session for a user whose sign-in has passed every stage, inside the request's transaction. */
@@ -103,10 +115,11 @@ export async function startSession(deps: AppDeps, em: EntityManager, start: Sess
     newId('evt'),
     origin.requestId,
     start.method,
+    start.claims ? JSON.stringify(start.claims) : null,
   ]);
   if (!row) throw new AppError('INVALID_CREDENTIALS', 'The provided credentials are incorrect');
   emitEvent({ em, workspaceId: row.workspace_id }, 'user.signed_in', { user_id: row.id, session_id: sessionId, method: start.method });
-  return tokensFor(deps, row, sessionId, secret);
+  return tokensFor(deps, row, sessionId, secret, start.claims ?? null);
 }
 
 /*
@@ -125,7 +138,7 @@ const ROTATE: Statement = {
              from consumed c, users u
             where s.id = c.session_id and u.id = s.user_id
               and s.ended_at is null and s.expires_at > $2 and u.status <> 'deactivated'
-           returning s.id, s.workspace_id, s.user_id, s.expires_at
+           returning s.id, s.workspace_id, s.user_id, s.expires_at, s.claims
          ), fresh as (
            insert into refresh_tokens (id, workspace_id, session_id, token_hash, created_at, expires_at)
            select $3, workspace_id, id, $4, $2, expires_at from live
@@ -136,7 +149,7 @@ const ROTATE: Statement = {
            select $5, workspace_id, 'auth.refresh', 'success', 'user', user_id, 'session', id, $6, $7, $8, '{}'::jsonb, $2 from live
            returning id
          )
-         select l.id as session_id, ${USER_COLUMNS}, users.workspace_id,
+         select l.id as session_id, l.claims, ${USER_COLUMNS}, users.workspace_id,
                 (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
                   where ra.user_id = l.user_id and (ra.expires_at is null or ra.expires_at > $2)) as roles,
                 (select count(*) from fresh) + (select count(*) from audit) as written
@@ -165,6 +178,7 @@ interface RotatedRow extends UserRow {
   session_id: string;
   workspace_id: string;
   roles: string[];
+  claims: CustomClaims;
 }
 
 /**
@@ -191,7 +205,7 @@ export async function refreshSession(deps: AppDeps, token: string, origin: Origi
     await runStatement(deps.orm, REUSED, [hash, now, newId('evt'), origin.ip, origin.userAgent, origin.requestId]);
     throw new AppError('INVALID_TOKEN', INVALID_REFRESH);
   }
-  return tokensFor(deps, row, row.session_id, secret);
+  return tokensFor(deps, row, row.session_id, secret, row.claims);
 }
 
 /** Ends one session; false when it was not live. */

@@ -9,6 +9,7 @@ import type { ChallengeView } from '../mfa/mfa.schema.ts';
 import { secondFactorStage } from '../mfa/sign-in-stage.ts';
 import { scoreAttempt } from '../threat/risk.ts';
 import { riskStage } from '../threat/risk-stage.ts';
+import { actionsStage } from '../actions/sign-in-stage.ts';
 import type { TokensView } from './auth.schema.ts';
 import { startSession, type Origin } from './sessions.service.ts';
 
@@ -53,6 +54,8 @@ export interface SignInRun {
   now: Date;
   /** Set by the password stage; every later stage can rely on it. */
   user: SignInUser;
+  /** Custom claims for the access token, from the workspace's actions (kept on a challenge and the session). */
+  claims?: Record<string, unknown>;
 }
 
 const USER_BY_EMAIL: Statement = {
@@ -206,15 +209,21 @@ async function rehashIfDue(run: SignInRun): Promise<string | null> {
 const issueTokens: SignInFinish<SignInResult> = async (run) => {
   const newPasswordHash = await rehashIfDue(run);
   const method = run.attempt.method ?? 'password';
-  const tokens = await startSession(run.deps, run.em, { userId: run.user.id, method, newPasswordHash }, run.attempt.origin);
+  const tokens = await startSession(
+    run.deps,
+    run.em,
+    { userId: run.user.id, method, newPasswordHash, claims: run.claims ?? null },
+    run.attempt.origin,
+  );
   return { kind: 'tokens', tokens };
 };
 
 /**
- * The stages after the password, in order: account state → risk (threat detection) → second factor,
- * then the finish (tokens). Each module owns its stage; this list owns the order.
+ * The stages after the password, in order: account state → risk (threat detection) → actions →
+ * second factor, then the finish (tokens). Each module owns its stage; this list owns the order.
+ * Actions run before the second factor so that one may require it (step-up).
  */
-export const SIGN_IN_STAGES: SignInStage[] = [accountState, riskStage, secondFactorStage];
+export const SIGN_IN_STAGES: SignInStage[] = [accountState, riskStage, actionsStage, secondFactorStage];
 
 async function runStages<T>(run: SignInRun, finish: SignInFinish<T>): Promise<T | SignInChallenge> {
   for (const stage of SIGN_IN_STAGES) {

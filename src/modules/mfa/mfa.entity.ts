@@ -43,6 +43,8 @@ export class MfaChallenge {
   createdAt!: Date;
   expiresAt!: Date;
   usedAt!: Date | null;
+  /** Custom access-token claims from the workspace's actions, for the session the answer opens. */
+  claims!: Record<string, unknown> | null;
 }
 
 export const MfaChallengeSchema = new EntitySchema<MfaChallenge>({
@@ -57,5 +59,6 @@ export const MfaChallengeSchema = new EntitySchema<MfaChallenge>({
     createdAt: { type: 'Date', columnType: 'timestamptz' },
     expiresAt: { type: 'Date', columnType: 'timestamptz' },
     usedAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
+    claims: { type: 'json', nullable: true },
   },
 });

@@ -104,8 +104,17 @@ export async function removeFactor(scope: AuditScope, userId: string, id: string
   return { id: factor.id, deleted: true as const };
 }
 
-/** A challenge in place of tokens: its `mfa_token` is shown once and stored as a hash. */
-export function issueChallenge(em: EntityManager, workspaceId: string, userId: string, now: Date): ChallengeView {
+/**
+ * A challenge in place of tokens: its `mfa_token` is shown once and stored as a hash. `claims` (from
+ * actions) go into the access token once it is answered.
+ */
+export function issueChallenge(
+  em: EntityManager,
+  workspaceId: string,
+  userId: string,
+  now: Date,
+  claims: Record<string, unknown> | null = null,
+): ChallengeView {
   const token = newSecret('mfa_');
   const challenge = Object.assign(new MfaChallenge(), {
     id: newId('chl'),
@@ -115,6 +124,7 @@ export function issueChallenge(em: EntityManager, workspaceId: string, userId: s
     createdAt: now,
     expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS),
     usedAt: null,
+    claims,
   });
   em.persist(challenge);
   return { mfa_required: true, mfa_token: token, available_factors: ['totp'], challenge_id: challenge.id };
@@ -207,5 +217,5 @@ export async function passSignInChallenge(
 /** `POST /auth/mfa/verify`: the challenge passed, and a session. */
 export async function completeSignInChallenge(deps: AppDeps, em: EntityManager, mfaToken: string, code: unknown, origin: Origin) {
   const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin);
-  return startSession(deps, em, { userId: challenge.userId, method: 'mfa' }, origin);
+  return startSession(deps, em, { userId: challenge.userId, method: 'mfa', claims: challenge.claims }, origin);
 }

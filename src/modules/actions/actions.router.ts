@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { auditScope } from '../../core/audit-scope.ts';
+import { deletedOutput } from '../../core/pagination.ts';
+import { managementProcedure, router } from '../../core/trpc.ts';
+import {
+  actionIdInput,
+  actionOutput,
+  actionPage,
+  createActionInput,
+  deployActionInput,
+  listActionsInput,
+  templateOutput,
+  testActionInput,
+  testResultOutput,
+  updateActionInput,
+} from './actions.schema.ts';
+import {
+  createAction,
+  deleteAction,
+  deployAction,
+  getAction,
+  listActions,
+  listTemplates,
+  testAction,
+  updateAction,
+} from './actions.service.ts';
+
+const tags = ['actions'];
+
+/** `templates` comes before `get`: the REST door matches in this order, and `templates` would fit `{id}`. */
+export const actionsRouter = router({
+  list: managementProcedure('actions:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/actions/', tags, summary: 'List actions', protect: true } })
+    .input(listActionsInput)
+    .output(actionPage)
+    .query(({ ctx, input }) => listActions(ctx.em, input)),
+
+  templates: managementProcedure('actions:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/actions/templates', tags, summary: 'List built-in action templates', protect: true } })
+    .input(z.object({}).prefault({}))
+    .output(z.array(templateOutput))
+    .query(() => listTemplates()),
+
+  get: managementProcedure('actions:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/actions/{id}', tags, summary: 'Get an action', protect: true } })
+    .input(actionIdInput)
+    .output(actionOutput)
+    .query(({ ctx, input }) => getAction(ctx.em, input.id)),
+
+  create: managementProcedure('actions:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/actions/',
+        tags,
+        summary: 'Create an action from code or a built-in template (a draft until deployed)',
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(createActionInput)
+    .output(actionOutput)
+    .mutation(({ ctx, input }) => createAction(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  update: managementProcedure('actions:write')
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/api/v1/actions/{id}',
+        tags,
+        summary: 'Rename an action or save new code (a draft; the deployed version runs until the next deploy)',
+        protect: true,
+      },
+    })
+    .input(updateActionInput)
+    .output(actionOutput)
+    .mutation(({ ctx, input }) => updateAction(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  delete: managementProcedure('actions:write')
+    .meta({ openapi: { method: 'DELETE', path: '/api/v1/actions/{id}', tags, summary: 'Delete an action', protect: true } })
+    .input(actionIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteAction(auditScope(ctx), input.id)),
+
+  deploy: managementProcedure('actions:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/actions/{id}/deploy',
+        tags,
+        summary: 'Deploy an action: compile its saved code; sign-ins then run it',
+        protect: true,
+      },
+    })
+    .input(deployActionInput)
+    .output(actionOutput)
+    .mutation(({ ctx, input }) => deployAction(ctx.deps.sandbox, auditScope(ctx), input.id, ctx.deps.clock.now())),
+
+  test: managementProcedure('actions:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/actions/{id}/test',
+        tags,
+        summary: 'Test an action: run its saved code against a sample event',
+        protect: true,
+      },
+    })
+    .input(testActionInput)
+    .output(testResultOutput)
+    .mutation(({ ctx, input }) => testAction(ctx.deps.sandbox, auditScope(ctx), input.id, input.event)),
+});

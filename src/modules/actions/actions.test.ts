@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { signIn } from '../../../test/helpers/auth.ts';
+import { call } from '../../../test/helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { createLogger } from '../../core/logger.ts';
+import { ActionSandbox } from './sandbox.ts';
+
+const ALLOW = `exports.onExecutePostLogin = async (event, api) => {
+  console.log('hello', event.user.email);
+};
+`;
+
+describe('actions API', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let other: TestWorkspace;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+    other = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  const create = (body: object, token = ws.apiKey) => call(app, 'POST', '/api/v1/actions/', { token, body });
+  const auditRows = (targetId: string) =>
+    app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ event_type: string; details: Record<string, unknown> }[]>(
+        'select event_type, details from audit_events where workspace_id = ? and target_id = ? order by created_at, id',
+        [ws.id, targetId],
+      );
+
+  it('creates a draft, lists it at the exact path, reads, renames and deletes it, each audited', async () => {
+    const created = await create({ name: 'Log sign-ins', code: ALLOW });
+    expect(created.status).toBe(201);
+    const action = created.body.data;
+    expect(action).toMatchObject({ name: 'Log sign-ins', trigger: 'post-login', code: ALLOW, status: 'draft', deployed_version: null });
+    expect(action.id).toMatch(/^act_/);
+
+    const list = await call(app, 'GET', '/api/v1/actions/', { token: ws.apiKey });
+    expect(list.status).toBe(200);
+    expect(list.body.meta).toMatchObject({ page: 1, per_page: 20 });
+    expect(list.body.data.map((a: { id: string }) => a.id)).toContain(action.id);
+    expect((await call(app, 'GET', `/api/v1/actions/${action.id}`, { token: ws.apiKey })).body.data).toEqual(action);
+
+    const renamed = await call(app, 'PATCH', `/api/v1/actions/${action.id}`, { token: ws.apiKey, body: { name: 'Sign-in log' } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data).toMatchObject({ name: 'Sign-in log', status: 'draft' });
+
+    const deleted = await call(app, 'DELETE', `/api/v1/actions/${action.id}`, { token: ws.apiKey });
+    expect(deleted.body.data).toEqual({ id: action.id, deleted: true });
+    expect((await call(app, 'GET', `/api/v1/actions/${action.id}`, { token: ws.apiKey })).status).toBe(404);
+    expect((await auditRows(action.id)).map((r) => r.event_type)).toEqual(['action.create', 'action.update', 'action.delete']);
+  });
+
+  it('validates: code or template (not both, not neither), names unique per workspace, strict bodies', async () => {
+    expect((await create({ name: 'Nothing' })).status).toBe(400);
+    expect((await create({ name: 'Both', code: ALLOW, template: 'require-mfa-for-admins' })).status).toBe(400);
+    expect((await create({ code: ALLOW })).status).toBe(400);
+    expect((await create({ name: 'X', code: ALLOW, trigger: 'pre-register' })).status).toBe(400);
+    expect((await create({ name: 'X', code: ALLOW, extra: true })).status).toBe(400);
+    expect((await create({ name: 'Unique name', code: ALLOW })).status).toBe(201);
+    const duplicate = await create({ name: 'unique NAME', code: ALLOW });
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body.error.code).toBe('CONFLICT');
+    expect((await create({ name: 'Unique name', code: ALLOW }, other.apiKey)).status).toBe(201);
+    expect((await call(app, 'GET', '/api/v1/actions/act_00000000000000000000000000', { token: ws.apiKey })).status).toBe(404);
+    expect((await call(app, 'GET', '/api/v1/actions/not-an-id', { token: ws.apiKey })).status).toBe(404);
+  });
+
+  it('deploys: compiled, versioned; new code is a draft while the deployed version keeps running', async () => {
+    const { id } = (await create({ name: 'Versioned', code: ALLOW })).body.data;
+    const first = await call(app, 'POST', `/api/v1/actions/${id}/deploy`, { token: ws.apiKey });
+    expect(first.status).toBe(200);
+    expect(first.body.data).toMatchObject({ status: 'deployed', deployed_version: 1 });
+    expect(first.body.data.deployed_at).not.toBeNull();
+
+    const edited = await call(app, 'PATCH', `/api/v1/actions/${id}`, {
+      token: ws.apiKey,
+      body: { code: ALLOW.replace('hello', 'hi') },
+    });
+    expect(edited.body.data).toMatchObject({ status: 'draft', deployed_version: 1 });
+    const [live] = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ deployed_code: string }[]>('select deployed_code from actions where id = ?', [id]);
+    expect(live?.deployed_code).toBe(ALLOW);
+
+    const second = await call(app, 'POST', `/api/v1/actions/${id}/deploy`, { token: ws.apiKey });
+    expect(second.body.data).toMatchObject({ status: 'deployed', deployed_version: 2 });
+    const audit = await auditRows(id);
+    expect(audit.filter((r) => r.event_type === 'action.deploy').map((r) => r.details.version)).toEqual([1, 2]);
+  });
+
+  it('refuses to deploy a syntax error: 400 with the line in details, and nothing changes', async () => {
+    const code = `exports.onExecutePostLogin = async (event, api) => {\n  if (event.user.roles.includes('admin') {\n    api.requireSecondFactor();\n  }\n};\n`;
+    const { id } = (await create({ name: 'Broken', code })).body.data;
+    const res = await call(app, 'POST', `/api/v1/actions/${id}/deploy`, { token: ws.apiKey });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('BAD_REQUEST');
+    expect(res.body.error.message).toContain('line 2');
+    expect(res.body.error.details).toEqual([{ path: 'code', message: expect.stringMatching(/^line 2, column \d+: /) }]);
+    expect((await call(app, 'GET', `/api/v1/actions/${id}`, { token: ws.apiKey })).body.data).toMatchObject({
+      status: 'draft',
+      deployed_version: null,
+    });
+
+    const noHandler = (await create({ name: 'No handler', code: 'const x = 1;' })).body.data;
+    const refused = await call(app, 'POST', `/api/v1/actions/${noHandler.id}/deploy`, { token: ws.apiKey });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details[0].message).toContain('exports.onExecutePostLogin');
+  });
+
+  it('tests an action against a sample event: decision, claims, step-up flag, logs and duration', async () => {
+    const code = `exports.onExecutePostLogin = async (event, api) => {
+  console.log('roles', event.user.roles.join(','), 'from', event.request.ip);
+  if (event.user.metadata.blocked) api.access.deny('This account is blocked');
+  api.accessToken.setCustomClaim('department', event.user.metadata.department ?? 'none');
+  if (event.user.roles.includes('admin')) api.requireSecondFactor();
+};`;
+    const { id } = (await create({ name: 'Tested', code })).body.data;
+    const allowed = await call(app, 'POST', `/api/v1/actions/${id}/test`, {
+      token: ws.apiKey,
+      body: { event: { user: { roles: ['admin'], metadata: { department: 'sales' } }, request: { ip: '192.0.2.1' } } },
+    });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.data).toMatchObject({
+      decision: 'allow',
+      reason: null,
+      claims: { department: 'sales' },
+      require_second_factor: true,
+      logs: [{ level: 'log', message: 'roles admin from 192.0.2.1' }],
+      error: null,
+    });
+    expect(allowed.body.data.duration_ms).toBeGreaterThan(0);
+
+    const denied = await call(app, 'POST', `/api/v1/actions/${id}/test`, {
+      token: ws.apiKey,
+      body: { event: { user: { metadata: { blocked: true } } } },
+    });
+    expect(denied.body.data).toMatchObject({ decision: 'deny', reason: 'This account is blocked', require_second_factor: false });
+
+    const defaults = await call(app, 'POST', `/api/v1/actions/${id}/test`, { token: ws.apiKey, body: {} });
+    expect(defaults.body.data).toMatchObject({ decision: 'allow', claims: { department: 'none' }, require_second_factor: false });
+
+    const bad = await call(app, 'POST', `/api/v1/actions/${id}/test`, { token: ws.apiKey, body: { event: { user: { unknown: 1 } } } });
+    expect(bad.status).toBe(400);
+    expect((await auditRows(id)).filter((r) => r.event_type === 'action.test')).toHaveLength(3);
+  });
+
+  it('a failing action tests as deny, with the error (fail closed)', async () => {
+    const { id } = (await create({ name: 'Thrower', code: 'exports.onExecutePostLogin = async () => {\n  null.boom;\n};' })).body.data;
+    const res = await call(app, 'POST', `/api/v1/actions/${id}/test`, { token: ws.apiKey, body: {} });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ decision: 'deny', claims: {}, error: { kind: 'threw', line: 2 } });
+    expect(res.body.data.reason).toMatch(/^The action failed: TypeError/);
+
+    const hog = (await create({ name: 'Hog', code: 'exports.onExecutePostLogin = async () => { new Array(2 ** 27).fill(0); };' })).body
+      .data;
+    const hogged = await call(app, 'POST', `/api/v1/actions/${hog.id}/test`, { token: ws.apiKey, body: {} });
+    expect(hogged.status).toBe(200);
+    expect(hogged.body.data.decision).toBe('deny');
+    expect(['memory', 'crashed', 'threw']).toContain(hogged.body.data.error.kind);
+    // The server is unharmed, and the sandbox works again.
+    expect((await call(app, 'POST', `/api/v1/actions/${id}/test`, { token: ws.apiKey, body: {} })).body.data.error.kind).toBe('threw');
+  });
+
+  it('offers the built-in step-up template, and creates an action from it', async () => {
+    const templates = await call(app, 'GET', '/api/v1/actions/templates', { token: ws.apiKey });
+    expect(templates.status).toBe(200);
+    const template = templates.body.data.find((t: { key: string }) => t.key === 'require-mfa-for-admins');
+    expect(template).toMatchObject({ name: 'Require a second factor for admins and owners', trigger: 'post-login' });
+    const created = await create({ template: 'require-mfa-for-admins' }, other.apiKey);
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ name: template.name, code: template.code, status: 'draft' });
+    const tested = await call(app, 'POST', `/api/v1/actions/${created.body.data.id}/test`, {
+      token: other.apiKey,
+      body: { event: { user: { roles: ['owner'] } } },
+    });
+    expect(tested.body.data).toMatchObject({ decision: 'allow', require_second_factor: true });
+    expect((await create({ template: 'no-such-template' })).status).toBe(400);
+  });
+
+  it('viewers read, members do not; another workspace’s actions are 404', async () => {
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    const viewerRole = roles.body.data.find((r: { key: string }) => r.key === 'viewer').id;
+    const tokens: Record<string, string> = {};
+    for (const role of ['viewer', 'member']) {
+      const email = uniqueEmail(role);
+      const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'actions passphrase' } });
+      if (role === 'viewer')
+        await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.body.data.id, role_id: viewerRole } });
+      tokens[role] = (await signIn(app, ws.id, email, 'actions passphrase')).accessToken;
+    }
+    expect((await call(app, 'GET', '/api/v1/actions/', { token: tokens.viewer })).status).toBe(200);
+    expect((await call(app, 'GET', '/api/v1/actions/templates', { token: tokens.viewer })).status).toBe(200);
+    expect((await create({ name: 'By a viewer', code: ALLOW }, tokens.viewer)).status).toBe(403);
+    expect((await call(app, 'GET', '/api/v1/actions/', { token: tokens.member })).status).toBe(403);
+
+    const theirs = (await create({ name: 'Theirs', code: ALLOW }, other.apiKey)).body.data;
+    for (const [method, path] of [
+      ['GET', ''],
+      ['PATCH', ''],
+      ['DELETE', ''],
+      ['POST', '/deploy'],
+      ['POST', '/test'],
+    ] as const) {
+      const res = await call(app, method, `/api/v1/actions/${theirs.id}${path}`, {
+        token: ws.apiKey,
+        ...(method === 'POST' || method === 'PATCH' ? { body: method === 'PATCH' ? { name: 'Mine now' } : {} } : {}),
+      });
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+    const mine = await call(app, 'GET', '/api/v1/actions/?per_page=100', { token: ws.apiKey });
+    expect(JSON.stringify(mine.body.data)).not.toContain(theirs.id);
+  });
+
+  it('is described in the OpenAPI document at the spec’s exact paths', async () => {
+    const doc = (await call(app, 'GET', '/api/v1/openapi.json')).body;
+    expect(Object.keys(doc.paths['/api/v1/actions/'])).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(Object.keys(doc.paths['/api/v1/actions/{id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
+    expect(Object.keys(doc.paths['/api/v1/actions/{id}/deploy'])).toEqual(['post']);
+    expect(Object.keys(doc.paths['/api/v1/actions/{id}/test'])).toEqual(['post']);
+    expect(doc.paths['/api/v1/actions']).toBeUndefined();
+  });
+
+  it('answers 503 to deploy and test when the sandbox cannot run, and everything else still works', async () => {
+    const { id } = (await create({ name: 'Needs a sandbox', code: ALLOW })).body.data;
+    const real = app.deps.sandbox;
+    const missing = new ActionSandbox({ timeoutMs: 100, memoryMb: 32, log: createLogger('silent'), packageName: 'isolated-vm-not-here' });
+    app.deps.sandbox = missing;
+    try {
+      for (const path of ['deploy', 'test']) {
+        const res = await call(app, 'POST', `/api/v1/actions/${id}/${path}`, { token: ws.apiKey, body: {} });
+        expect(res.status, path).toBe(503);
+        expect(res.body.error.message).toContain('isolated-vm');
+      }
+      expect((await call(app, 'GET', `/api/v1/actions/${id}`, { token: ws.apiKey })).body.data.status).toBe('draft');
+      expect((await call(app, 'GET', '/api/v1/users', { token: ws.apiKey })).status).toBe(200);
+    } finally {
+      app.deps.sandbox = real;
+      await missing.close();
+    }
+  });
+});
