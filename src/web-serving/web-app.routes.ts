@@ -70,6 +70,8 @@ export function webAppRoutes(dir: string = WEB_DIST_DIR): Router {
     '/dashboard',
     express.static(dir, {
       index: false,
+      // /dashboard itself is the app's page below, not a directory to redirect to /dashboard/.
+      redirect: false,
       fallthrough: true,
       setHeaders: (res) => res.set({ 'Cache-Control': 'no-cache', 'Content-Security-Policy': SPA_CSP }),
     }),

@@ -50,7 +50,7 @@ describe('serving the built web app', () => {
     '/reset-password?token=t',
     '/accept-invitation?token=t',
   ])('%s answers the app page, never cached, under the strict CSP', async (path) => {
-    const res = await fetch(`${built.url}${path}`);
+    const res = await fetch(`${built.url}${path}`, { redirect: 'manual' });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('cache-control')).toBe('no-cache');
