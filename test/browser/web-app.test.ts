@@ -2,12 +2,24 @@ import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { randomBytes } from 'node:crypto';
+import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
 import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
 import { call } from '../helpers/http.ts';
 import { linkTokenIn, MailSink } from '../helpers/mail-sink.ts';
-import { createWorkspace, uniqueEmail, type TestWorkspace } from '../helpers/workspace.ts';
+import { uniqueEmail, type TestWorkspace } from '../helpers/workspace.ts';
 import { TotpDevice } from './totp-device.ts';
+
+/** Short, readable addresses: the screenshots in the README come from these tests. */
+const RUN = randomBytes(3).toString('hex');
+const emailOf = (name: string) => `${name}.${RUN}@acme.example`;
+
+async function createWorkspace(app: TestApp): Promise<TestWorkspace> {
+  const owner = { email: emailOf('olivia'), password: 'correct horse battery' };
+  const res = await call(app, 'POST', '/platform/v1/workspaces', { token: PLATFORM_TOKEN, body: { name: 'Acme Corp', owner } });
+  expect(res.status).toBe(201);
+  return { id: res.body.data.workspace.id, apiKey: res.body.data.api_key, owner: { ...owner, id: res.body.data.owner.id } };
+}
 
 /**
  * The dashboard and hosted pages in a real browser (Debian's Chromium driven by playwright-core),
@@ -22,12 +34,12 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
   let chromium: Chromium;
   let owner: Page;
   let device: TotpDevice;
-  const invitee = { email: uniqueEmail('invitee'), password: 'invited to the party', name: 'Grace Hopper' };
+  const invitee = { email: emailOf('grace'), password: 'invited to the party', name: 'Grace Hopper' };
 
   beforeAll(async () => {
     await ensureWebBuild();
     app = await startTestApp({ SMTP_URL: await mail.start() });
-    ws = await createWorkspace(app, 'Acme Corp');
+    ws = await createWorkspace(app);
     chromium = await launchChromium();
     owner = await chromium.newPage();
   });
@@ -122,32 +134,32 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await tab.close();
 
     await owner.reload();
-    await owner.getByLabel('Search', { exact: true }).fill('invitee');
+    await owner.getByLabel('Search', { exact: true }).fill('grace');
     await owner.getByRole('button', { name: 'Search', exact: true }).click();
-    await owner.waitForURL('**/dashboard/users?q=invitee');
+    await owner.waitForURL('**/dashboard/users?q=grace');
     await owner.getByRole('row', { name: new RegExp(invitee.email) }).waitFor();
   });
 
   it('shows the Users screen with its search, filters, pagination and per-user roles and groups', async () => {
     for (const label of ['Ada Lovelace', 'Alan Turing', 'Katherine Johnson']) {
-      const email = `${label.split(' ')[0]?.toLowerCase()}-${ws.id.slice(-6)}@example.com`;
+      const email = emailOf(label.split(' ')[0]?.toLowerCase() ?? 'someone');
       await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, name: label, password: 'a long passphrase' } });
     }
     await owner.goto(`${app.url}/dashboard/users`);
     await owner.getByRole('row', { name: /Ada Lovelace/ }).waitFor();
-    await owner.getByRole('button', { name: /Roles and groups of ada-/ }).click();
-    const access = owner.getByRole('dialog', { name: /Roles and groups of ada-/ });
+    await owner.getByRole('button', { name: /Roles and groups of ada\./ }).click();
+    const access = owner.getByRole('dialog', { name: /Roles and groups of ada\./ });
     await access.getByLabel('Role', { exact: true }).selectOption({ label: 'Viewer' });
     await access.getByRole('button', { name: 'Give role', exact: true }).click();
     await access
-      .getByRole('list', { name: /Roles of ada-/ })
+      .getByRole('list', { name: /Roles of ada\./ })
       .getByText('Viewer')
       .waitFor();
     await access.getByRole('button', { name: 'Close', exact: true }).click();
     await owner.getByRole('row', { name: /Ada Lovelace.*Viewer/ }).waitFor();
 
-    await owner.getByRole('button', { name: /Deactivate alan-/ }).click();
-    const confirm = owner.getByRole('dialog', { name: /Deactivate alan-/ });
+    await owner.getByRole('button', { name: /Deactivate alan\./ }).click();
+    const confirm = owner.getByRole('dialog', { name: /Deactivate alan\./ });
     await confirm.getByText('signed out everywhere').waitFor();
     await confirm.getByRole('button', { name: 'Deactivate', exact: true }).click();
     await owner.getByRole('row', { name: /Alan Turing.*deactivated/ }).waitFor();
@@ -173,7 +185,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     // A viewer sees the same list, read-only.
     const viewer = await chromium.newPage();
     await viewer.goto(`${app.url}/login`);
-    await signInWithPassword(viewer, `ada-${ws.id.slice(-6)}@example.com`, 'a long passphrase');
+    await signInWithPassword(viewer, emailOf('ada'), 'a long passphrase');
     await viewer.waitForURL('**/dashboard/users');
     await viewer.getByRole('note').filter({ hasText: 'Read-only' }).waitFor();
     expect(await viewer.getByRole('button', { name: 'Invite user', exact: true }).count()).toBe(0);

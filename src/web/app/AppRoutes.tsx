@@ -8,6 +8,7 @@ import { GroupsPage } from '../dashboard/groups/GroupsPage.tsx';
 import { InvitationsPage } from '../dashboard/invitations/InvitationsPage.tsx';
 import { DashboardHome } from '../dashboard/layout/DashboardHome.tsx';
 import { DashboardLayout } from '../dashboard/layout/DashboardLayout.tsx';
+import { DashboardNotFound } from '../dashboard/layout/DashboardNotFound.tsx';
 import { RequirePermission } from '../dashboard/layout/RequirePermission.tsx';
 import { OrganizationsPage } from '../dashboard/organizations/OrganizationsPage.tsx';
 import { RolesPage } from '../dashboard/roles/RolesPage.tsx';
@@ -49,7 +50,7 @@ export function AppRoutes() {
         <Route path="organizations" element={gated('organizations:read', <OrganizationsPage />)} />
         <Route path="applications" element={gated('applications:read', <ApplicationsPage />)} />
         <Route path="api-keys" element={gated('api_keys:read', <ApiKeysPage />)} />
-        <Route path="*" element={<NotFoundPage />} />
+        <Route path="*" element={<DashboardNotFound />} />
       </Route>
       <Route path="*" element={<NotFoundPage />} />
     </Routes>

@@ -7,7 +7,8 @@ import { TextField } from '../../ui/forms/TextField.tsx';
 /** The workspace's social providers and enterprise single sign-on; both come back to /login/callback. */
 export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
   const [ssoEmail, setSsoEmail] = useState('');
-  const valid = /^wsp_[A-Za-z0-9]+$/.test(workspaceId);
+  // Only a whole id is looked up (26 characters after the prefix), not every prefix typed on the way.
+  const valid = /^wsp_[0-9a-z]{26}$/.test(workspaceId);
   const providers = useQuery({
     queryKey: ['sso.providers', workspaceId],
     queryFn: () => tenantApi(workspaceId).sso.providers.query({}),
