@@ -34,7 +34,7 @@ export function PasswordStep({ workspaceId, onWorkspaceChange, onResult }: Passw
         value={workspaceId}
         onChange={onWorkspaceChange}
         required
-        autoComplete="organization"
+        autoComplete="off"
         spellCheck={false}
         hint="It starts with wsp_. Your administrator can tell you yours."
       />

@@ -20,7 +20,7 @@ export function Form({ onSubmit, submitLabel, busy, error, children, secondary, 
     if (!busy) onSubmit();
   };
   return (
-    <form className="form" onSubmit={submit} aria-label={label} noValidate={false}>
+    <form className="form" onSubmit={submit} aria-label={label}>
       {children}
       <ErrorAlert error={error} />
       <div className="form-actions">
