@@ -1,4 +1,12 @@
-# Dependencies are installed where a compiler exists: isolated-vm (actions) compiles from source.
+# The web app is built in its own stage (Vite and React are build-time dependencies only).
+FROM node:20-bookworm-slim AS web
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY . .
+RUN npm run build:web
+
+# Runtime dependencies are installed where a compiler exists: isolated-vm (actions) compiles from source.
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 && rm -rf /var/lib/apt/lists/*
@@ -9,6 +17,7 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
+COPY --from=web /app/dist/web ./dist/web
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0
 EXPOSE 3000
 CMD ["node", "--import", "tsx", "src/main.ts"]

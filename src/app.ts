@@ -14,6 +14,7 @@ import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
 import { portalRoutes } from './modules/sso/portal.routes.ts';
 import { oauthRoutes } from './oauth/routes.ts';
 import { appRouter } from './router.ts';
+import { webAppRoutes } from './web-serving/web-app.routes.ts';
 
 /** Express composition: cross-cutting middleware, then the three doors. Nothing else lives here. */
 export function buildApp(deps: AppDeps): Express {
@@ -53,6 +54,7 @@ export function buildApp(deps: AppDeps): Express {
 
   const yoga = createGraphQLServer(deps);
   app.use('/graphql', noStore, (req, res) => yoga(req, res));
+  app.use(webAppRoutes());
 
   app.use(notFound);
   app.use(errorHandler(deps));

@@ -15,6 +15,7 @@ import {
   forgotInput,
   forgotOutput,
   loginInput,
+  meOutput,
   refreshInput,
   resetInput,
   sessionIdInput,
@@ -25,6 +26,8 @@ import { challengeOutput } from '../mfa/mfa.schema.ts';
 import { changePassword, FORGOT_MESSAGE, forgotPassword, resetPassword } from './password.service.ts';
 import { listSessions, logout, refreshSession, revokeAllSessions, revokeOwnSession } from './sessions.service.ts';
 import { signIn } from './sign-in.ts';
+import { ALL_PERMISSIONS } from '../../core/permissions.ts';
+import { getUser } from '../users/users.service.ts';
 
 const noInput = z.strictObject({}).prefault({});
 const tags = ['auth'];
@@ -133,6 +136,25 @@ export const authRouter = router({
     .input(noInput)
     .output(z.array(sessionOutput))
     .query(({ ctx }) => listSessions(ctx.em, ctx.userId, ctx.sessionId, ctx.deps.clock.now())),
+
+  me: userProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/auth/me',
+        tags,
+        summary: 'The signed-in user, their live roles and the permissions those grant (`*` spelled out)',
+        protect: true,
+      },
+    })
+    .input(noInput)
+    .output(meOutput)
+    .query(async ({ ctx }) => {
+      const held = ctx.principal.grants;
+      const permissions = held.includes('*') ? ALL_PERMISSIONS : ALL_PERMISSIONS.filter((p) => held.includes(p));
+      const user = await getUser(ctx.deps.orm, ctx.workspaceId, ctx.userId);
+      return { user, workspace_id: ctx.workspaceId, roles: ctx.principal.roles, permissions };
+    }),
 
   revokeSession: userProcedure
     .meta({

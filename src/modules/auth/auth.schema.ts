@@ -40,3 +40,8 @@ export type SessionView = z.infer<typeof sessionOutput>;
 
 export const endedOutput = z.object({ ended_sessions: z.number().int() });
 export const sessionIdInput = z.object({ id: z.string().max(100) });
+
+/** Who the caller is, for a frontend deciding what to show: the user, their live roles and what those grant. */
+export const meOutput = z
+  .object({ user: userOutput, workspace_id: z.string(), roles: z.array(z.string()), permissions: z.array(z.string()) })
+  .meta({ id: 'Me' });

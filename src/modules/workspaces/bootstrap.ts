@@ -37,6 +37,7 @@ export function printBootstrap(created: CreatedWorkspace, config: Config, log: L
     `    secret API key ${created.api_key}`,
     `    owner email    ${created.owner.email}`,
     `    owner password ${password}`,
+    `    dashboard      ${config.BASE_URL}/login?workspace=${created.workspace.id}`,
     `    try: curl -H "Authorization: Bearer ${created.api_key}" ${config.BASE_URL}/api/v1/users`,
     '',
   ];

@@ -1,0 +1,31 @@
+import { TRPCClientError } from '@trpc/client';
+import { describe, expect, it } from 'vitest';
+import { FormProblem, problemOf } from './errors.ts';
+
+describe('what a failed call tells the person', () => {
+  it('keeps the API code, its message and field problems', () => {
+    const error = new TRPCClientError('email: must be an email address', {
+      result: {
+        error: {
+          code: -32600,
+          message: 'email: must be an email address',
+          data: { appCode: 'BAD_REQUEST', httpStatus: 400, details: [{ path: 'email', message: 'must be an email address' }] },
+        },
+      },
+    });
+    expect(problemOf(error)).toEqual({
+      code: 'BAD_REQUEST',
+      message: 'email: must be an email address',
+      details: [{ path: 'email', message: 'must be an email address' }],
+    });
+  });
+
+  it('never shows internals of a 500, and says when the service could not be reached', () => {
+    const internal = new TRPCClientError('stack trace here', {
+      result: { error: { code: -32603, message: 'stack trace here', data: { appCode: 'INTERNAL', httpStatus: 500 } } },
+    });
+    expect(problemOf(internal).message).not.toContain('stack');
+    expect(problemOf(TRPCClientError.from(new TypeError('fetch failed'))).code).toBe('NETWORK');
+    expect(problemOf(new FormProblem('The two passwords are not the same.'))).toMatchObject({ code: 'BAD_REQUEST' });
+  });
+});

@@ -1,0 +1,39 @@
+import { TRPCClientError } from '@trpc/client';
+import type { AppErrorCode, FieldProblem } from '../../core/errors.ts';
+
+/** What the person is shown when a call fails: the API's code, its message (written for people) and field problems. */
+export interface Problem {
+  code: AppErrorCode | 'NETWORK';
+  message: string;
+  details: FieldProblem[];
+}
+
+const NETWORK: Problem = {
+  code: 'NETWORK',
+  message: 'The service could not be reached. Check your connection and try again.',
+  details: [],
+};
+
+interface ErrorData {
+  appCode?: AppErrorCode;
+  details?: FieldProblem[];
+}
+
+/** A problem found before calling the API (two passwords that differ), shown like the API's own. */
+export class FormProblem extends Error {}
+
+export function problemOf(error: unknown): Problem {
+  if (error instanceof FormProblem) return { code: 'BAD_REQUEST', message: error.message, details: [] };
+  if (error instanceof TRPCClientError) {
+    const data = error.data as ErrorData | undefined;
+    if (!data?.appCode) return NETWORK;
+    if (data.appCode === 'INTERNAL')
+      return { code: 'INTERNAL', message: 'Something went wrong on our side. Try again in a moment.', details: [] };
+    return { code: data.appCode, message: error.message, details: data.details ?? [] };
+  }
+  return NETWORK;
+}
+
+export function codeOf(error: unknown): Problem['code'] | undefined {
+  return error ? problemOf(error).code : undefined;
+}

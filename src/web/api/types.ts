@@ -1,0 +1,33 @@
+import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
+import type { AppRouter } from '../../router.ts';
+
+/** Every shape the dashboard handles comes from the server's router: nothing here is written by hand. */
+export type Inputs = inferRouterInputs<AppRouter>;
+export type Outputs = inferRouterOutputs<AppRouter>;
+
+export type Tokens = Outputs['auth']['refresh'];
+export type SignInResult = Outputs['auth']['login'];
+export type Challenge = Extract<SignInResult, { mfa_required: true }>;
+export type Me = Outputs['auth']['me'];
+export type User = Outputs['users']['list']['data'][number];
+export type UserStatus = User['status'];
+export type UserRelations = Outputs['users']['relations'][number];
+export type Role = Outputs['roles']['list']['data'][number];
+export type Permission = Inputs['roles']['create']['permissions'] extends (infer P)[] | undefined ? P : never;
+export type Assignment = Outputs['roles']['ofUser'][number];
+export type Group = Outputs['groups']['list']['data'][number];
+export type Invitation = Outputs['invitations']['list']['data'][number];
+export type InvitationStatus = Invitation['status'];
+export type Organization = Outputs['organizations']['list']['data'][number];
+export type SsoConnection = Outputs['organizations']['ssoConnection'];
+export type Application = Outputs['applications']['list']['data'][number];
+export type ApplicationType = Application['type'];
+export type ApiKey = Outputs['apiKeys']['list'][number];
+export type Session = Outputs['auth']['sessions'][number];
+export type Factor = Outputs['mfa']['listFactors'][number];
+export type Enrollment = Outputs['mfa']['enrollTotp'];
+export type SocialProvider = Outputs['sso']['providers']['data'][number];
+
+export function isChallenge(result: SignInResult): result is Challenge {
+  return 'mfa_required' in result;
+}

@@ -1,0 +1,77 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api } from '../../api/client.ts';
+import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
+import { Notice } from '../../ui/feedback/Notice.tsx';
+import { QueryState } from '../../ui/data/QueryState.tsx';
+import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
+import { formatDateTime } from '../../ui/data/format.ts';
+import { Section } from '../../ui/layout/Section.tsx';
+import { EnrollFactorDialog } from './EnrollFactorDialog.tsx';
+
+/** Two-factor authentication: the person's authenticator apps. */
+export function FactorsSection() {
+  const queryClient = useQueryClient();
+  const [verifiedName, setVerifiedName] = useState<string | null>(null);
+  const factors = useQuery({ queryKey: ['mfa.factors'], queryFn: () => api.mfa.listFactors.query({}) });
+  const remove = useMutation({
+    mutationFn: (id: string) => api.mfa.removeFactor.mutate({ id }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['mfa.factors'] }),
+  });
+
+  return (
+    <Section
+      title="Two-factor authentication"
+      description="Once an authenticator app is confirmed, every sign-in asks for a code after your password."
+      actions={<EnrollFactorDialog onVerified={(factor) => setVerifiedName(factor.name)} />}
+    >
+      {verifiedName ? <Notice>{verifiedName} is confirmed. Your next sign-in will ask for a code.</Notice> : null}
+      <QueryState
+        query={factors}
+        loading="Loading your authenticator apps…"
+        isEmpty={(list) => list.length === 0}
+        empty={<EmptyState title="No authenticator app yet">Add one to protect your account with a second step at sign-in.</EmptyState>}
+      >
+        {(list) => (
+          <table className="table">
+            <caption className="visually-hidden">Your authenticator apps</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col">Added</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((f) => (
+                <tr key={f.id}>
+                  <td>{f.name}</td>
+                  <td>
+                    <StatusBadge status={f.status} tone={f.status === 'Verified' ? 'good' : 'warn'} />
+                  </td>
+                  <td>{formatDateTime(f.created_at)}</td>
+                  <td className="actions">
+                    <ConfirmButton
+                      label="Remove"
+                      ariaLabel={`Remove ${f.name}`}
+                      title={`Remove ${f.name}?`}
+                      onConfirm={() => remove.mutateAsync(f.id)}
+                    >
+                      {f.status === 'Verified'
+                        ? 'Its codes will no longer be accepted. If it is your only confirmed app, sign-in stops asking for a code.'
+                        : 'This app was never confirmed; removing it changes nothing at sign-in.'}
+                    </ConfirmButton>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </QueryState>
+    </Section>
+  );
+}

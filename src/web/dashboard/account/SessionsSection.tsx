@@ -1,0 +1,82 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
+import { api } from '../../api/client.ts';
+import { useSession } from '../../session/SessionProvider.tsx';
+import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { QueryState } from '../../ui/data/QueryState.tsx';
+import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
+import { formatDateTime } from '../../ui/data/format.ts';
+import { Section } from '../../ui/layout/Section.tsx';
+import { describeUserAgent } from './user-agent.ts';
+
+/** Where the person is signed in; any other session can be ended, or all of them. */
+export function SessionsSection() {
+  const queryClient = useQueryClient();
+  const { signOut } = useSession();
+  const navigate = useNavigate();
+  const sessions = useQuery({ queryKey: ['auth.sessions'], queryFn: () => api.auth.sessions.query({}) });
+  const revoke = useMutation({
+    mutationFn: (id: string) => api.auth.revokeSession.mutate({ id }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['auth.sessions'] }),
+  });
+  const revokeAll = async () => {
+    await api.auth.revokeAllSessions.mutate({});
+    await signOut();
+    navigate('/login?signed_out=1', { replace: true });
+  };
+
+  return (
+    <Section
+      title="Sessions"
+      description="Browsers and apps signed in to your account."
+      actions={
+        <ConfirmButton label="Sign out everywhere" title="Sign out of every session?" onConfirm={revokeAll}>
+          Every session of your account ends, this one included. You will need to sign in again.
+        </ConfirmButton>
+      }
+    >
+      <QueryState query={sessions} loading="Loading your sessions…">
+        {(list) => (
+          <table className="table">
+            <caption className="visually-hidden">Your sessions</caption>
+            <thead>
+              <tr>
+                <th scope="col">Device</th>
+                <th scope="col">IP address</th>
+                <th scope="col">Signed in</th>
+                <th scope="col">Last active</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    {describeUserAgent(s.user_agent)} {s.current ? <StatusBadge status="This session" tone="good" /> : null}
+                  </td>
+                  <td>{s.ip ?? 'Unknown'}</td>
+                  <td>{formatDateTime(s.created_at)}</td>
+                  <td>{formatDateTime(s.last_refreshed_at ?? s.created_at)}</td>
+                  <td className="actions">
+                    {s.current ? null : (
+                      <ConfirmButton
+                        label="Sign out"
+                        ariaLabel={`Sign out the session of ${describeUserAgent(s.user_agent)} from ${s.ip ?? 'an unknown address'}`}
+                        title="Sign out this session?"
+                        onConfirm={() => revoke.mutateAsync(s.id)}
+                      >
+                        {describeUserAgent(s.user_agent)} ({s.ip ?? 'unknown address'}) will have to sign in again.
+                      </ConfirmButton>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </QueryState>
+    </Section>
+  );
+}

@@ -1,0 +1,115 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api } from '../../api/client.ts';
+import { useCan } from '../../session/CurrentUser.tsx';
+import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { Pagination } from '../../ui/data/Pagination.tsx';
+import { QueryState } from '../../ui/data/QueryState.tsx';
+import { formatDateTime } from '../../ui/data/format.ts';
+import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
+import { PageHeader } from '../../ui/layout/PageHeader.tsx';
+import { ReadOnlyNote } from '../../ui/layout/ReadOnlyNote.tsx';
+import { CreateApplicationDialog } from './CreateApplicationDialog.tsx';
+import { RotateSecretButton } from './RotateSecretButton.tsx';
+
+const TYPE_LABEL = { web: 'Web', spa: 'Single-page', native: 'Native', m2m: 'Machine to machine' } as const;
+
+/** OAuth 2.0 / OpenID Connect clients of the workspace. */
+export function ApplicationsPage() {
+  const can = useCan();
+  const canWrite = can('applications:write');
+  const queryClient = useQueryClient();
+  const [page, setPage] = useState(1);
+  const input = { page, per_page: 20 };
+  const applications = useQuery({
+    queryKey: ['applications.list', input],
+    queryFn: () => api.applications.list.query(input),
+    placeholderData: keepPreviousData,
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) => api.applications.delete.mutate({ id }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['applications.list'] }),
+  });
+
+  return (
+    <>
+      <PageHeader
+        title="Applications"
+        description="Apps that sign people in through this workspace (OAuth 2.0 and OpenID Connect)."
+        actions={canWrite ? <CreateApplicationDialog /> : null}
+      />
+      {canWrite ? null : <ReadOnlyNote permission="applications:write" />}
+      <QueryState
+        query={applications}
+        loading="Loading applications…"
+        isEmpty={(p) => p.data.length === 0}
+        empty={
+          <EmptyState title="No applications yet">{canWrite ? 'Register one to sign people in with OpenID Connect.' : null}</EmptyState>
+        }
+      >
+        {(p) => (
+          <>
+            <table className="table">
+              <caption className="visually-hidden">Applications</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Client ID</th>
+                  <th scope="col">Redirect URIs</th>
+                  <th scope="col">Secret</th>
+                  {canWrite ? (
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  ) : null}
+                </tr>
+              </thead>
+              <tbody>
+                {p.data.map((a) => (
+                  <tr key={a.id}>
+                    <th scope="row">{a.name}</th>
+                    <td>{TYPE_LABEL[a.type]}</td>
+                    <td>
+                      <code>{a.client_id}</code>
+                    </td>
+                    <td className="wrap">{a.redirect_uris.join(' ') || '—'}</td>
+                    <td>
+                      {a.client_secret_prefix ? (
+                        <>
+                          <code>{a.client_secret_prefix}…</code>
+                          <br />
+                          <small>
+                            {a.secret_rotated_at
+                              ? `rotated ${formatDateTime(a.secret_rotated_at)}`
+                              : `since ${formatDateTime(a.created_at)}`}
+                          </small>
+                        </>
+                      ) : (
+                        'None (public)'
+                      )}
+                    </td>
+                    {canWrite ? (
+                      <td className="actions">
+                        {a.client_secret_prefix ? <RotateSecretButton application={a} /> : null}
+                        <ConfirmButton
+                          label="Delete"
+                          ariaLabel={`Delete ${a.name}`}
+                          title={`Delete ${a.name}?`}
+                          onConfirm={() => remove.mutateAsync(a.id)}
+                        >
+                          Its codes, tokens and grants stop working at once. This cannot be undone.
+                        </ConfirmButton>
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Pagination meta={p.meta} noun="applications" onPage={setPage} />
+          </>
+        )}
+      </QueryState>
+    </>
+  );
+}

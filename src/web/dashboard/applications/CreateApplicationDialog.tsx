@@ -1,0 +1,85 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api } from '../../api/client.ts';
+import type { ApplicationType } from '../../api/types.ts';
+import { Button } from '../../ui/actions/Button.tsx';
+import { Notice } from '../../ui/feedback/Notice.tsx';
+import { Form } from '../../ui/forms/Form.tsx';
+import { SelectField } from '../../ui/forms/SelectField.tsx';
+import { TextArea } from '../../ui/forms/TextArea.tsx';
+import { TextField } from '../../ui/forms/TextField.tsx';
+import { Dialog } from '../../ui/overlay/Dialog.tsx';
+import { SecretOnce } from '../../ui/secret/SecretOnce.tsx';
+
+const TYPES = [
+  { value: 'web', label: 'Web application (server-side, with a client secret)' },
+  { value: 'spa', label: 'Single-page application (public, PKCE)' },
+  { value: 'native', label: 'Native or mobile application (public, PKCE)' },
+  { value: 'm2m', label: 'Machine to machine (client credentials)' },
+] as const satisfies readonly { value: ApplicationType; label: string }[];
+
+/** Registers an application; a confidential one's secret is shown this once. */
+export function CreateApplicationDialog() {
+  const queryClient = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [type, setType] = useState<ApplicationType>('web');
+  const [redirectUris, setRedirectUris] = useState('');
+  const create = useMutation({
+    mutationFn: () =>
+      api.applications.create.mutate({
+        name: name.trim(),
+        type,
+        redirect_uris: type === 'm2m' ? [] : redirectUris.split(/\s+/).filter(Boolean),
+      }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['applications.list'] }),
+  });
+  const close = () => {
+    setOpen(false);
+    setName('');
+    setRedirectUris('');
+    create.reset();
+  };
+  return (
+    <>
+      <Button variant="primary" onClick={() => setOpen(true)}>
+        Register application
+      </Button>
+      <Dialog title="Register an application" open={open} onClose={close}>
+        {create.data ? (
+          <>
+            <Notice>
+              {create.data.name} is registered. Its client ID is <code>{create.data.client_id}</code>.
+            </Notice>
+            {create.data.client_secret ? <SecretOnce label="Client secret" value={create.data.client_secret} /> : null}
+            <div className="form-actions">
+              <Button variant="primary" onClick={close}>
+                Done
+              </Button>
+            </div>
+          </>
+        ) : (
+          <Form
+            label="Register an application"
+            onSubmit={() => create.mutate()}
+            submitLabel="Register"
+            busy={create.isPending}
+            error={create.error}
+          >
+            <TextField label="Name" value={name} onChange={setName} required maxLength={200} hint="People see it on the sign-in page." />
+            <SelectField<ApplicationType> label="Type" value={type} options={TYPES} onChange={setType} />
+            {type === 'm2m' ? null : (
+              <TextArea
+                label="Redirect URIs"
+                value={redirectUris}
+                onChange={setRedirectUris}
+                rows={3}
+                hint="One per line; matched exactly. https, or http on localhost."
+              />
+            )}
+          </Form>
+        )}
+      </Dialog>
+    </>
+  );
+}

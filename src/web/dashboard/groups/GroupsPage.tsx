@@ -1,0 +1,108 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api } from '../../api/client.ts';
+import { useCan } from '../../session/CurrentUser.tsx';
+import { Button } from '../../ui/actions/Button.tsx';
+import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { Pagination } from '../../ui/data/Pagination.tsx';
+import { QueryState } from '../../ui/data/QueryState.tsx';
+import { formatDateTime } from '../../ui/data/format.ts';
+import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
+import { TextField } from '../../ui/forms/TextField.tsx';
+import { PageHeader } from '../../ui/layout/PageHeader.tsx';
+import { ReadOnlyNote } from '../../ui/layout/ReadOnlyNote.tsx';
+import { CreateGroupDialog } from './CreateGroupDialog.tsx';
+
+/** Groups of people; members are added and removed from a user's "Roles & groups" on the Users screen. */
+export function GroupsPage() {
+  const can = useCan();
+  const canWrite = can('groups:write');
+  const queryClient = useQueryClient();
+  const [typed, setTyped] = useState('');
+  const [q, setQ] = useState('');
+  const [page, setPage] = useState(1);
+  const input = { page, per_page: 20, ...(q ? { q } : {}) };
+  const groups = useQuery({
+    queryKey: ['groups.list', input],
+    queryFn: () => api.groups.list.query(input),
+    placeholderData: keepPreviousData,
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) => api.groups.delete.mutate({ id }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['groups.list'] }),
+  });
+  const search = (event: FormEvent) => {
+    event.preventDefault();
+    setQ(typed.trim());
+    setPage(1);
+  };
+
+  return (
+    <>
+      <PageHeader
+        title="Groups"
+        description="Members are added from a user’s “Roles & groups” on the Users screen."
+        actions={canWrite ? <CreateGroupDialog /> : null}
+      />
+      {canWrite ? null : <ReadOnlyNote permission="groups:write" />}
+      <form className="filters" role="search" aria-label="Search groups" onSubmit={search}>
+        <TextField label="Search" type="search" value={typed} onChange={setTyped} placeholder="Group name" />
+        <Button type="submit">Search</Button>
+      </form>
+      <QueryState
+        query={groups}
+        loading="Loading groups…"
+        isEmpty={(p) => p.data.length === 0}
+        empty={
+          <EmptyState title={q ? 'No group matches this search' : 'No groups yet'}>
+            {canWrite && !q ? 'Create one to organise people.' : null}
+          </EmptyState>
+        }
+      >
+        {(p) => (
+          <>
+            <table className="table">
+              <caption className="visually-hidden">Groups</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Members</th>
+                  <th scope="col">Created</th>
+                  {canWrite ? (
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  ) : null}
+                </tr>
+              </thead>
+              <tbody>
+                {p.data.map((g) => (
+                  <tr key={g.id}>
+                    <th scope="row">{g.name}</th>
+                    <td>{g.description ?? '—'}</td>
+                    <td>{g.member_count}</td>
+                    <td>{formatDateTime(g.created_at)}</td>
+                    {canWrite ? (
+                      <td className="actions">
+                        <ConfirmButton
+                          label="Delete"
+                          ariaLabel={`Delete the group ${g.name}`}
+                          title={`Delete the group ${g.name}?`}
+                          onConfirm={() => remove.mutateAsync(g.id)}
+                        >
+                          Its {g.member_count} members stay; only the group goes.
+                        </ConfirmButton>
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Pagination meta={p.meta} noun="groups" onPage={setPage} />
+          </>
+        )}
+      </QueryState>
+    </>
+  );
+}

@@ -1,0 +1,104 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api } from '../../api/client.ts';
+import type { InvitationStatus } from '../../api/types.ts';
+import { useCan } from '../../session/CurrentUser.tsx';
+import { Pagination } from '../../ui/data/Pagination.tsx';
+import { QueryState } from '../../ui/data/QueryState.tsx';
+import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
+import { formatDateTime } from '../../ui/data/format.ts';
+import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
+import { SelectField } from '../../ui/forms/SelectField.tsx';
+import { PageHeader } from '../../ui/layout/PageHeader.tsx';
+import { ReadOnlyNote } from '../../ui/layout/ReadOnlyNote.tsx';
+import { useAllRoles } from '../roles/use-roles.ts';
+import { InvitationActions } from './InvitationActions.tsx';
+import { InviteDialog } from './InviteDialog.tsx';
+
+const STATUSES = ['pending', 'accepted', 'revoked', 'expired'] as const satisfies readonly InvitationStatus[];
+const OPTIONS = [{ value: '', label: 'Any status' }, ...STATUSES.map((s) => ({ value: s, label: s }))] as const;
+const TONE = { pending: 'warn', accepted: 'good', revoked: 'bad', expired: 'neutral' } as const;
+
+export function InvitationsPage() {
+  const can = useCan();
+  const canWrite = can('users:write');
+  const [status, setStatus] = useState<InvitationStatus | ''>('pending');
+  const [page, setPage] = useState(1);
+  const input = { page, per_page: 20, ...(status ? { status } : {}) };
+  const invitations = useQuery({
+    queryKey: ['invitations.list', input],
+    queryFn: () => api.invitations.list.query(input),
+    placeholderData: keepPreviousData,
+  });
+  const roles = useAllRoles(can('roles:read'));
+  const roleName = (id: string) => roles.data?.data.find((r) => r.id === id)?.name ?? id;
+
+  return (
+    <>
+      <PageHeader
+        title="Invitations"
+        description="People invited by email who have not all joined yet."
+        actions={canWrite ? <InviteDialog /> : null}
+      />
+      {canWrite ? null : <ReadOnlyNote permission="users:write" />}
+      <div className="filters">
+        <SelectField
+          label="Status"
+          value={status}
+          options={OPTIONS}
+          onChange={(s) => {
+            setStatus(s);
+            setPage(1);
+          }}
+        />
+      </div>
+      <QueryState
+        query={invitations}
+        loading="Loading invitations…"
+        isEmpty={(p) => p.data.length === 0}
+        empty={<EmptyState title={status ? `No ${status} invitations` : 'No invitations yet'} />}
+      >
+        {(p) => (
+          <>
+            <table className="table">
+              <caption className="visually-hidden">Invitations</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Email</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Last sent</th>
+                  <th scope="col">Expires</th>
+                  {canWrite ? (
+                    <th scope="col">
+                      <span className="visually-hidden">Actions</span>
+                    </th>
+                  ) : null}
+                </tr>
+              </thead>
+              <tbody>
+                {p.data.map((i) => (
+                  <tr key={i.id}>
+                    <th scope="row">{i.email}</th>
+                    <td>{roleName(i.role_id)}</td>
+                    <td>
+                      <StatusBadge status={i.status} tone={TONE[i.status]} />
+                    </td>
+                    <td>{formatDateTime(i.last_sent_at)}</td>
+                    <td>{formatDateTime(i.expires_at)}</td>
+                    {canWrite ? (
+                      <td className="actions">
+                        <InvitationActions invitation={i} />
+                      </td>
+                    ) : null}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Pagination meta={p.meta} noun="invitations" onPage={setPage} />
+          </>
+        )}
+      </QueryState>
+    </>
+  );
+}

@@ -1,0 +1,91 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api } from '../../api/client.ts';
+import { useCan } from '../../session/CurrentUser.tsx';
+import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { QueryState } from '../../ui/data/QueryState.tsx';
+import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
+import { PageHeader } from '../../ui/layout/PageHeader.tsx';
+import { ReadOnlyNote } from '../../ui/layout/ReadOnlyNote.tsx';
+import { CreateRoleDialog } from './CreateRoleDialog.tsx';
+import { useAllRoles } from './use-roles.ts';
+
+function describePermissions(permissions: string[]): string {
+  if (permissions.includes('*')) return 'Everything';
+  if (permissions.length === 0) return 'Their own account only';
+  return permissions.join(', ');
+}
+
+/** Built-in and custom roles with what they grant and how many hold them; custom ones can be made and deleted. */
+export function RolesPage() {
+  const can = useCan();
+  const canWrite = can('roles:write');
+  const queryClient = useQueryClient();
+  const roles = useAllRoles();
+  const ids = roles.data?.data.map((r) => r.id) ?? [];
+  const counts = useQuery({
+    queryKey: ['roles.list', 'counts', ids],
+    queryFn: () => api.roles.memberCounts.query({ ids }),
+    enabled: ids.length > 0,
+  });
+  const members = (id: string) => counts.data?.find((c) => c.role_id === id)?.members;
+  const remove = useMutation({
+    mutationFn: (id: string) => api.roles.delete.mutate({ id }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['roles.list'] }),
+  });
+
+  return (
+    <>
+      <PageHeader title="Roles" description="What each role lets its holders do." actions={canWrite ? <CreateRoleDialog /> : null} />
+      {canWrite ? null : <ReadOnlyNote permission="roles:write" />}
+      <QueryState query={roles} loading="Loading roles…">
+        {(page) => (
+          <table className="table">
+            <caption className="visually-hidden">Roles</caption>
+            <thead>
+              <tr>
+                <th scope="col">Role</th>
+                <th scope="col">Key</th>
+                <th scope="col">Permissions</th>
+                <th scope="col">Members</th>
+                {canWrite ? (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                ) : null}
+              </tr>
+            </thead>
+            <tbody>
+              {page.data.map((r) => (
+                <tr key={r.id}>
+                  <th scope="row">
+                    {r.name} {r.builtin ? <StatusBadge status="Built-in" /> : null}
+                    {r.description ? <p className="muted">{r.description}</p> : null}
+                  </th>
+                  <td>
+                    <code>{r.key}</code>
+                  </td>
+                  <td className="wrap">{describePermissions(r.permissions)}</td>
+                  <td>{members(r.id) ?? '…'}</td>
+                  {canWrite ? (
+                    <td className="actions">
+                      {r.builtin ? null : (
+                        <ConfirmButton
+                          label="Delete"
+                          ariaLabel={`Delete the role ${r.name}`}
+                          title={`Delete the role ${r.name}?`}
+                          onConfirm={() => remove.mutateAsync(r.id)}
+                        >
+                          Everyone holding it loses what it grants, at once.
+                        </ConfirmButton>
+                      )}
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </QueryState>
+    </>
+  );
+}

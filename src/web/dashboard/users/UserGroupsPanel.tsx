@@ -1,0 +1,57 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api } from '../../api/client.ts';
+import type { User, UserRelations } from '../../api/types.ts';
+import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { Form } from '../../ui/forms/Form.tsx';
+import { SelectField } from '../../ui/forms/SelectField.tsx';
+import { Section } from '../../ui/layout/Section.tsx';
+
+/** The groups a user belongs to: add them to one, take them out of one. */
+export function UserGroupsPanel({ user, relations }: { user: User; relations: UserRelations | undefined }) {
+  const queryClient = useQueryClient();
+  const groups = useQuery({ queryKey: ['groups.list', { per_page: 100 }], queryFn: () => api.groups.list.query({ per_page: 100 }) });
+  const [groupId, setGroupId] = useState('');
+  const refresh = () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: ['users.list'] }),
+      queryClient.invalidateQueries({ queryKey: ['groups.list'] }),
+    ]);
+  const add = useMutation({
+    mutationFn: () => api.groups.addMember.mutate({ id: groupId, user_id: user.id }),
+    onSuccess: () => {
+      setGroupId('');
+      return refresh();
+    },
+  });
+  const remove = useMutation({ mutationFn: (id: string) => api.groups.removeMember.mutate({ id, user_id: user.id }), onSuccess: refresh });
+
+  const memberOf = relations?.groups ?? [];
+  const options = [
+    { value: '', label: 'Choose a group' },
+    ...(groups.data?.data ?? []).filter((g) => !memberOf.some((m) => m.id === g.id)).map((g) => ({ value: g.id, label: g.name })),
+  ];
+  return (
+    <Section title="Groups">
+      {memberOf.length === 0 ? <p className="muted">Not in any group.</p> : null}
+      <ul className="chip-list" aria-label={`Groups of ${user.email}`}>
+        {memberOf.map((g) => (
+          <li key={g.id} className="chip">
+            <span>{g.name}</span>
+            <ConfirmButton
+              label="Remove"
+              ariaLabel={`Remove from ${g.name}`}
+              title={`Remove ${user.email} from ${g.name}?`}
+              onConfirm={() => remove.mutateAsync(g.id)}
+            >
+              They stop being a member of this group.
+            </ConfirmButton>
+          </li>
+        ))}
+      </ul>
+      <Form label="Add to a group" onSubmit={() => add.mutate()} submitLabel="Add to group" busy={add.isPending} error={add.error}>
+        <SelectField label="Group" value={groupId} options={options} onChange={setGroupId} required />
+      </Form>
+    </Section>
+  );
+}

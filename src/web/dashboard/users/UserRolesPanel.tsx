@@ -1,0 +1,80 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api } from '../../api/client.ts';
+import type { User } from '../../api/types.ts';
+import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { QueryState } from '../../ui/data/QueryState.tsx';
+import { formatDateTime } from '../../ui/data/format.ts';
+import { Form } from '../../ui/forms/Form.tsx';
+import { SelectField } from '../../ui/forms/SelectField.tsx';
+import { TextField } from '../../ui/forms/TextField.tsx';
+import { Section } from '../../ui/layout/Section.tsx';
+import { useAllRoles } from '../roles/use-roles.ts';
+
+/** A user's live roles: revoke one, or give one (optionally until a date). */
+export function UserRolesPanel({ user }: { user: User }) {
+  const queryClient = useQueryClient();
+  const key = ['roles.ofUser', user.id];
+  const held = useQuery({ queryKey: key, queryFn: () => api.roles.ofUser.query({ id: user.id }) });
+  const roles = useAllRoles();
+  const [roleId, setRoleId] = useState('');
+  const [until, setUntil] = useState('');
+  const refresh = () =>
+    Promise.all([queryClient.invalidateQueries({ queryKey: key }), queryClient.invalidateQueries({ queryKey: ['users.list'] })]);
+  const assign = useMutation({
+    mutationFn: () =>
+      api.roles.assign.mutate({ user_id: user.id, role_id: roleId, ...(until ? { expires_at: new Date(until).toISOString() } : {}) }),
+    onSuccess: () => {
+      setRoleId('');
+      setUntil('');
+      return refresh();
+    },
+  });
+  const revoke = useMutation({
+    mutationFn: (id: string) => api.roles.revoke.mutate({ user_id: user.id, role_id: id }),
+    onSuccess: refresh,
+  });
+
+  const heldIds = new Set((held.data ?? []).map((a) => a.role.id));
+  const options = [
+    { value: '', label: 'Choose a role' },
+    ...(roles.data?.data ?? []).filter((r) => !heldIds.has(r.id)).map((r) => ({ value: r.id, label: r.name })),
+  ];
+
+  return (
+    <Section title="Roles">
+      <QueryState query={held} loading="Loading roles…">
+        {(assignments) => (
+          <ul className="chip-list" aria-label={`Roles of ${user.email}`}>
+            {assignments.map((a) => (
+              <li key={a.role.id} className="chip">
+                <span>
+                  {a.role.name}
+                  {a.expires_at ? <small> until {formatDateTime(a.expires_at)}</small> : null}
+                </span>
+                <ConfirmButton
+                  label="Revoke"
+                  ariaLabel={`Revoke ${a.role.name}`}
+                  title={`Revoke ${a.role.name} from ${user.email}?`}
+                  onConfirm={() => revoke.mutateAsync(a.role.id)}
+                >
+                  The role stops granting its permissions at once.
+                </ConfirmButton>
+              </li>
+            ))}
+          </ul>
+        )}
+      </QueryState>
+      <Form label="Give a role" onSubmit={() => assign.mutate()} submitLabel="Give role" busy={assign.isPending} error={assign.error}>
+        <SelectField label="Role" value={roleId} options={options} onChange={setRoleId} required />
+        <TextField
+          label="Until"
+          type="datetime-local"
+          value={until}
+          onChange={setUntil}
+          hint="Optional: the role stops granting at this time."
+        />
+      </Form>
+    </Section>
+  );
+}

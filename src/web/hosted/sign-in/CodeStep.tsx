@@ -1,0 +1,66 @@
+import { useMutation } from '@tanstack/react-query';
+import { useEffect, useRef, useState } from 'react';
+import { publicApi } from '../../api/client.ts';
+import { codeOf } from '../../api/errors.ts';
+import type { Challenge, Tokens } from '../../api/types.ts';
+import { Button } from '../../ui/actions/Button.tsx';
+import { Form } from '../../ui/forms/Form.tsx';
+
+interface CodeStepProps {
+  challenge: Challenge;
+  onSignedIn(tokens: Tokens): void;
+  /** The challenge is used up or expired: back to the start, with this message. */
+  onRestart(message: string): void;
+}
+
+/** The second step of a sign-in: the six-digit code from the person's authenticator app. */
+export function CodeStep({ challenge, onSignedIn, onRestart }: CodeStepProps) {
+  const [code, setCode] = useState('');
+  const input = useRef<HTMLInputElement>(null);
+  const verify = useMutation({
+    mutationFn: () => publicApi.mfa.verifyChallenge.mutate({ mfa_token: challenge.mfa_token, code: code.trim() }),
+    onSuccess: onSignedIn,
+    onError: (error) => {
+      if (codeOf(error) === 'INVALID_TOKEN') onRestart('Your sign-in expired before the code was entered. Sign in again.');
+      setCode('');
+      input.current?.focus();
+    },
+  });
+
+  useEffect(() => input.current?.focus(), []);
+
+  return (
+    <Form
+      label="Two-step verification"
+      onSubmit={() => verify.mutate()}
+      submitLabel="Verify"
+      busy={verify.isPending}
+      error={verify.error}
+      secondary={
+        <Button variant="link" onClick={() => onRestart('')}>
+          Use another account
+        </Button>
+      }
+    >
+      <div className="field">
+        <label htmlFor="mfa-code">Authentication code</label>
+        <input
+          ref={input}
+          id="mfa-code"
+          name="code"
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          pattern="[0-9]{6}"
+          maxLength={6}
+          required
+          value={code}
+          onChange={(event) => setCode(event.target.value.replace(/\D/g, ''))}
+          aria-describedby="mfa-code-hint"
+        />
+        <p className="hint" id="mfa-code-hint">
+          Open your authenticator app and enter the six-digit code it shows for this account.
+        </p>
+      </div>
+    </Form>
+  );
+}

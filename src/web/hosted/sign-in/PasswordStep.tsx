@@ -1,0 +1,56 @@
+import { useMutation } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { tenantApi } from '../../api/client.ts';
+import type { SignInResult } from '../../api/types.ts';
+import { rememberWorkspace } from '../../session/workspace-memory.ts';
+import { Form } from '../../ui/forms/Form.tsx';
+import { TextField } from '../../ui/forms/TextField.tsx';
+
+interface PasswordStepProps {
+  workspaceId: string;
+  onWorkspaceChange(workspaceId: string): void;
+  onResult(result: SignInResult): void;
+}
+
+/** The first step of a sign-in: workspace, email and password. */
+export function PasswordStep({ workspaceId, onWorkspaceChange, onResult }: PasswordStepProps) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const login = useMutation({
+    mutationFn: () => tenantApi(workspaceId.trim()).auth.login.mutate({ email: email.trim(), password }),
+    onSuccess: (result) => {
+      rememberWorkspace(workspaceId.trim());
+      setPassword('');
+      onResult(result);
+    },
+  });
+
+  const forgot = `/reset-password${workspaceId ? `?workspace=${encodeURIComponent(workspaceId.trim())}` : ''}`;
+  return (
+    <Form label="Sign in" onSubmit={() => login.mutate()} submitLabel="Sign in" busy={login.isPending} error={login.error}>
+      <TextField
+        label="Workspace ID"
+        value={workspaceId}
+        onChange={onWorkspaceChange}
+        required
+        autoComplete="off"
+        spellCheck={false}
+        hint="It starts with wsp_. Your administrator can tell you yours."
+      />
+      <TextField label="Email" type="email" value={email} onChange={setEmail} required autoComplete="username" />
+      <TextField
+        label="Password"
+        type="password"
+        value={password}
+        onChange={setPassword}
+        required
+        maxLength={128}
+        autoComplete="current-password"
+      />
+      <p className="form-link">
+        <Link to={forgot}>Forgot your password?</Link>
+      </p>
+    </Form>
+  );
+}

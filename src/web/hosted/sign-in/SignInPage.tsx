@@ -1,0 +1,54 @@
+import { useState } from 'react';
+import { Navigate, useSearchParams } from 'react-router';
+import { isChallenge, type Challenge, type SignInResult } from '../../api/types.ts';
+import { useSession } from '../../session/SessionProvider.tsx';
+import { initialWorkspace } from '../../session/workspace-memory.ts';
+import { Notice } from '../../ui/feedback/Notice.tsx';
+import { HostedLayout } from '../layout/HostedLayout.tsx';
+import { CodeStep } from './CodeStep.tsx';
+import { ExternalSignIn } from './ExternalSignIn.tsx';
+import { nextPath } from './next-path.ts';
+import { PasswordStep } from './PasswordStep.tsx';
+import { useFinishSignIn } from './use-finish-sign-in.ts';
+
+/** /login: the dashboard's own sign-in (applications signing people in use /oauth/authorize's hosted page). */
+export function SignInPage() {
+  const [search] = useSearchParams();
+  const { signedIn } = useSession();
+  const [workspaceId, setWorkspaceId] = useState(() => initialWorkspace(search));
+  const [challenge, setChallenge] = useState<Challenge | null>(null);
+  const [restartMessage, setRestartMessage] = useState('');
+  const finish = useFinishSignIn();
+
+  if (signedIn && !challenge) return <Navigate to={nextPath(search)} replace />;
+
+  const onResult = (result: SignInResult) => {
+    setRestartMessage('');
+    if (isChallenge(result)) setChallenge(result);
+    else finish(result);
+  };
+
+  if (challenge) {
+    return (
+      <HostedLayout title="Two-step verification" subtitle="Your account is protected with an authenticator app.">
+        <CodeStep
+          challenge={challenge}
+          onSignedIn={finish}
+          onRestart={(message) => {
+            setChallenge(null);
+            setRestartMessage(message);
+          }}
+        />
+      </HostedLayout>
+    );
+  }
+
+  return (
+    <HostedLayout title="Sign in" subtitle="Sign in to manage your account and your workspace.">
+      {search.get('signed_out') ? <Notice tone="info">You are signed out.</Notice> : null}
+      {restartMessage ? <Notice tone="info">{restartMessage}</Notice> : null}
+      <PasswordStep workspaceId={workspaceId} onWorkspaceChange={setWorkspaceId} onResult={onResult} />
+      <ExternalSignIn workspaceId={workspaceId.trim()} />
+    </HostedLayout>
+  );
+}

@@ -1,0 +1,28 @@
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, type ReactNode } from 'react';
+import { Navigate, useLocation } from 'react-router';
+import { api } from '../api/client.ts';
+import { ErrorAlert } from '../ui/feedback/ErrorAlert.tsx';
+import { Loading } from '../ui/feedback/Loading.tsx';
+import { CurrentUserProvider } from './CurrentUser.tsx';
+import { useSession } from './SessionProvider.tsx';
+import { rememberWorkspace } from './workspace-memory.ts';
+
+/** The dashboard's gate: signed-out visitors go to /login (and come back here after), the rest get their profile loaded. */
+export function RequireSession({ children }: { children: ReactNode }) {
+  const { signedIn } = useSession();
+  const location = useLocation();
+  const me = useQuery({ queryKey: ['auth.me'], queryFn: () => api.auth.me.query({}), enabled: signedIn });
+
+  useEffect(() => {
+    if (me.data) rememberWorkspace(me.data.workspace_id);
+  }, [me.data]);
+
+  if (!signedIn) {
+    const next = `${location.pathname}${location.search}`;
+    return <Navigate to={`/login?next=${encodeURIComponent(next)}`} replace />;
+  }
+  if (me.isPending) return <Loading label="Loading your account…" />;
+  if (me.isError) return <ErrorAlert error={me.error} />;
+  return <CurrentUserProvider me={me.data}>{children}</CurrentUserProvider>;
+}

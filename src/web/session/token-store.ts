@@ -1,0 +1,59 @@
+import type { Tokens } from '../api/types.ts';
+
+/**
+ * Where the dashboard keeps its credentials (docs/decisions.md, "The dashboard keeps the access token
+ * in memory and the refresh token in sessionStorage"): the access token only in this module's memory,
+ * the refresh token in the tab's sessionStorage so a reload does not sign the person out, and nothing
+ * in localStorage or cookies.
+ */
+
+const REFRESH_KEY = 'identity.refresh_token';
+/** Refresh a little before the access token expires rather than have a request bounce off it. */
+const EARLY_MS = 30_000;
+
+let access: { token: string; expiresAt: number } | null = null;
+const listeners = new Set<() => void>();
+
+function notify(): void {
+  for (const listener of listeners) listener();
+}
+
+export const tokenStore = {
+  /** The access token while it has more than a few seconds to live, else null. */
+  accessToken(): string | null {
+    return access && access.expiresAt - EARLY_MS > Date.now() ? access.token : null;
+  },
+
+  refreshToken(): string | null {
+    return window.sessionStorage.getItem(REFRESH_KEY);
+  },
+
+  hasSession(): boolean {
+    return access !== null || this.refreshToken() !== null;
+  },
+
+  save(tokens: Pick<Tokens, 'access_token' | 'refresh_token' | 'expires_in'>): void {
+    const wasSignedIn = this.hasSession();
+    access = { token: tokens.access_token, expiresAt: Date.now() + tokens.expires_in * 1000 };
+    window.sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+    if (!wasSignedIn) notify();
+  },
+
+  /** Forget the access token (the server refused it); the refresh token may still get a new one. */
+  dropAccessToken(): void {
+    access = null;
+  },
+
+  clear(): void {
+    const wasSignedIn = this.hasSession();
+    access = null;
+    window.sessionStorage.removeItem(REFRESH_KEY);
+    if (wasSignedIn) notify();
+  },
+
+  /** Called when the tab goes from signed in to signed out or back. */
+  subscribe(listener: () => void): () => void {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+};
