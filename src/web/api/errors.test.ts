@@ -26,6 +26,12 @@ describe('what a failed call tells the person', () => {
     });
     expect(problemOf(internal).message).not.toContain('stack');
     expect(problemOf(TRPCClientError.from(new TypeError('fetch failed'))).code).toBe('NETWORK');
+    const unavailable = new TRPCClientError('Actions are unavailable on this server: isolated-vm is not installed', {
+      result: {
+        error: { code: -32603, message: 'Actions are unavailable on this server', data: { appCode: 'INTERNAL', httpStatus: 503 } },
+      },
+    });
+    expect(problemOf(unavailable)).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('unavailable on this server') });
     expect(problemOf(new FormProblem('The two passwords are not the same.'))).toMatchObject({ code: 'BAD_REQUEST' });
   });
 });

@@ -1,9 +1,12 @@
 import { TRPCClientError } from '@trpc/client';
 import type { AppErrorCode, FieldProblem } from '../../core/errors.ts';
 
-/** What the person is shown when a call fails: the API's code, its message (written for people) and field problems. */
+/**
+ * What the person is shown when a call fails: the API's code, its message (written for people) and field
+ * problems. `UNAVAILABLE` is a 503: a feature this server cannot offer (actions without isolated-vm).
+ */
 export interface Problem {
-  code: AppErrorCode | 'NETWORK';
+  code: AppErrorCode | 'NETWORK' | 'UNAVAILABLE';
   message: string;
   details: FieldProblem[];
 }
@@ -16,6 +19,7 @@ const NETWORK: Problem = {
 
 interface ErrorData {
   appCode?: AppErrorCode;
+  httpStatus?: number;
   details?: FieldProblem[];
 }
 
@@ -27,6 +31,7 @@ export function problemOf(error: unknown): Problem {
   if (error instanceof TRPCClientError) {
     const data = error.data as ErrorData | undefined;
     if (!data?.appCode) return NETWORK;
+    if (data.httpStatus === 503) return { code: 'UNAVAILABLE', message: error.message, details: [] };
     if (data.appCode === 'INTERNAL')
       return { code: 'INTERNAL', message: 'Something went wrong on our side. Try again in a moment.', details: [] };
     return { code: data.appCode, message: error.message, details: data.details ?? [] };

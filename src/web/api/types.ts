@@ -27,6 +27,15 @@ export type Session = Outputs['auth']['sessions'][number];
 export type Factor = Outputs['mfa']['listFactors'][number];
 export type Enrollment = Outputs['mfa']['enrollTotp'];
 export type SocialProvider = Outputs['sso']['providers']['data'][number];
+export type AuditEvent = Outputs['audit']['list']['data'][number];
+export type AuditListInput = Inputs['audit']['list'];
+export type WebhookEndpoint = Outputs['webhooks']['list']['data'][number];
+export type WebhookEventType = Outputs['webhooks']['eventTypes'][number];
+export type WebhookDelivery = Outputs['webhooks']['deliveries']['data'][number];
+export type Action = Outputs['actions']['list']['data'][number];
+export type ActionTemplate = Outputs['actions']['templates'][number];
+export type ActionTestResult = Outputs['actions']['test'];
+export type SampleEvent = NonNullable<Inputs['actions']['test']['event']>;
 
 export function isChallenge(result: SignInResult): result is Challenge {
   return 'mfa_required' in result;
