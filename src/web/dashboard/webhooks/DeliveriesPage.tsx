@@ -1,0 +1,58 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { api } from '../../api/client.ts';
+import { useCan } from '../../session/CurrentUser.tsx';
+import { Pagination } from '../../ui/data/Pagination.tsx';
+import { QueryState } from '../../ui/data/QueryState.tsx';
+import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
+import { PageHeader } from '../../ui/layout/PageHeader.tsx';
+import { DeliveriesTable } from './DeliveriesTable.tsx';
+import { SendTestButton } from './SendTestButton.tsx';
+
+/** While a delivery is pending the list is read again every few seconds, so its outcome shows up. */
+const PENDING_REFRESH_MS = 2_000;
+
+/** One endpoint's deliveries, newest first, with redeliver. */
+export function DeliveriesPage() {
+  const { id = '' } = useParams();
+  const canWrite = useCan()('webhooks:write');
+  const [page, setPage] = useState(1);
+  const endpoints = useQuery({
+    queryKey: ['webhooks.list', { page: 1, per_page: 100 }],
+    queryFn: () => api.webhooks.list.query({ page: 1, per_page: 100 }),
+  });
+  const endpoint = endpoints.data?.data.find((e) => e.id === id);
+  const input = { id, page, per_page: 20 };
+  const deliveries = useQuery({
+    queryKey: ['webhooks.deliveries', id, input],
+    queryFn: () => api.webhooks.deliveries.query(input),
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) => (query.state.data?.data.some((d) => d.status === 'pending') ? PENDING_REFRESH_MS : false),
+  });
+  return (
+    <>
+      <PageHeader
+        title="Deliveries"
+        description={endpoint ? <code>{endpoint.url}</code> : null}
+        actions={canWrite && endpoint ? <SendTestButton endpoint={endpoint} /> : null}
+      />
+      <p>
+        <Link to="/dashboard/webhooks">Back to webhooks</Link>
+      </p>
+      <QueryState
+        query={deliveries}
+        loading="Loading deliveries…"
+        isEmpty={(p) => p.data.length === 0}
+        empty={<EmptyState title="No deliveries yet">Events this endpoint subscribes to show up here as they are sent.</EmptyState>}
+      >
+        {(p) => (
+          <>
+            <DeliveriesTable deliveries={p.data} canWrite={canWrite} />
+            <Pagination meta={p.meta} noun="deliveries" onPage={setPage} />
+          </>
+        )}
+      </QueryState>
+    </>
+  );
+}
