@@ -1,0 +1,76 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useNavigate } from 'react-router';
+import { api } from '../../api/client.ts';
+import type { ActionTemplate } from '../../api/types.ts';
+import { Button } from '../../ui/actions/Button.tsx';
+import { Form } from '../../ui/forms/Form.tsx';
+import { SelectField } from '../../ui/forms/SelectField.tsx';
+import { TextField } from '../../ui/forms/TextField.tsx';
+import { Dialog } from '../../ui/overlay/Dialog.tsx';
+import { BLANK_ACTION_CODE } from './blank-action.ts';
+
+type Start = ActionTemplate['key'] | 'blank';
+
+/** Creates a draft action, blank or from a built-in template, and opens it in the editor. */
+export function CreateActionDialog() {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState('');
+  const [start, setStart] = useState<Start>('blank');
+  const templates = useQuery({
+    queryKey: ['actions.templates'],
+    queryFn: () => api.actions.templates.query({}),
+    staleTime: Infinity,
+    enabled: open,
+  });
+  const chosen = templates.data?.find((t) => t.key === start);
+  const create = useMutation({
+    mutationFn: () =>
+      start === 'blank'
+        ? api.actions.create.mutate({ name: name.trim(), code: BLANK_ACTION_CODE })
+        : api.actions.create.mutate({ template: start, ...(name.trim() ? { name: name.trim() } : {}) }),
+    onSuccess: async (action) => {
+      await queryClient.invalidateQueries({ queryKey: ['actions.list'] });
+      void navigate(`/dashboard/actions/${action.id}`);
+    },
+  });
+  const options = [
+    { value: 'blank' as Start, label: 'Blank action' },
+    ...(templates.data ?? []).map((t) => ({ value: t.key as Start, label: `Template: ${t.name}` })),
+  ];
+  const close = () => {
+    setOpen(false);
+    setName('');
+    setStart('blank');
+    create.reset();
+  };
+  return (
+    <>
+      <Button variant="primary" onClick={() => setOpen(true)}>
+        Create action
+      </Button>
+      <Dialog title="Create an action" open={open} onClose={close}>
+        <Form
+          label="Create an action"
+          onSubmit={() => create.mutate()}
+          submitLabel="Create action"
+          busy={create.isPending}
+          error={create.error}
+        >
+          <SelectField<Start> label="Start from" value={start} options={options} onChange={setStart} />
+          {chosen ? <p className="hint">{chosen.description}</p> : null}
+          <TextField
+            label="Name"
+            value={name}
+            onChange={setName}
+            required={start === 'blank'}
+            maxLength={200}
+            hint={start === 'blank' ? undefined : "Leave it empty to use the template's name."}
+          />
+        </Form>
+      </Dialog>
+    </>
+  );
+}
