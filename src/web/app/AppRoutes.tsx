@@ -1,6 +1,9 @@
 import type { ReactNode } from 'react';
 import { Route, Routes } from 'react-router';
 import type { Permission } from '../api/types.ts';
+import { ActionEditorPage } from '../dashboard/actions/ActionEditorPage.tsx';
+import { ActionsPage } from '../dashboard/actions/ActionsPage.tsx';
+import { AuditLogPage } from '../dashboard/audit/AuditLogPage.tsx';
 import { AccountPage } from '../dashboard/account/AccountPage.tsx';
 import { ApiKeysPage } from '../dashboard/api-keys/ApiKeysPage.tsx';
 import { ApplicationsPage } from '../dashboard/applications/ApplicationsPage.tsx';
@@ -13,6 +16,8 @@ import { RequirePermission } from '../dashboard/layout/RequirePermission.tsx';
 import { OrganizationsPage } from '../dashboard/organizations/OrganizationsPage.tsx';
 import { RolesPage } from '../dashboard/roles/RolesPage.tsx';
 import { UsersPage } from '../dashboard/users/UsersPage.tsx';
+import { DeliveriesPage } from '../dashboard/webhooks/DeliveriesPage.tsx';
+import { WebhooksPage } from '../dashboard/webhooks/WebhooksPage.tsx';
 import { AcceptInvitationPage } from '../hosted/accept-invitation/AcceptInvitationPage.tsx';
 import { LoginCallbackPage } from '../hosted/callback/LoginCallbackPage.tsx';
 import { ResetPasswordPage } from '../hosted/reset-password/ResetPasswordPage.tsx';
@@ -50,6 +55,11 @@ export function AppRoutes() {
         <Route path="organizations" element={gated('organizations:read', <OrganizationsPage />)} />
         <Route path="applications" element={gated('applications:read', <ApplicationsPage />)} />
         <Route path="api-keys" element={gated('api_keys:read', <ApiKeysPage />)} />
+        <Route path="webhooks" element={gated('webhooks:read', <WebhooksPage />)} />
+        <Route path="webhooks/:id" element={gated('webhooks:read', <DeliveriesPage />)} />
+        <Route path="actions" element={gated('actions:read', <ActionsPage />)} />
+        <Route path="actions/:id" element={gated('actions:read', <ActionEditorPage />)} />
+        <Route path="audit" element={gated('audit:read', <AuditLogPage />)} />
         <Route path="*" element={<DashboardNotFound />} />
       </Route>
       <Route path="*" element={<NotFoundPage />} />

@@ -16,4 +16,7 @@ export const NAV_ITEMS: NavItem[] = [
   { to: '/dashboard/organizations', label: 'Organizations', permission: 'organizations:read' },
   { to: '/dashboard/applications', label: 'Applications', permission: 'applications:read' },
   { to: '/dashboard/api-keys', label: 'API keys', permission: 'api_keys:read' },
+  { to: '/dashboard/webhooks', label: 'Webhooks', permission: 'webhooks:read' },
+  { to: '/dashboard/actions', label: 'Actions', permission: 'actions:read' },
+  { to: '/dashboard/audit', label: 'Audit log', permission: 'audit:read' },
 ];
