@@ -3,6 +3,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
 import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
 import { call } from '../helpers/http.ts';
@@ -38,7 +40,8 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
 
   beforeAll(async () => {
     await ensureWebBuild();
-    app = await startTestApp({ SMTP_URL: await mail.start() });
+    // The webhook test sends to a receiver on this machine.
+    app = await startTestApp({ SMTP_URL: await mail.start(), ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
     ws = await createWorkspace(app);
     chromium = await launchChromium();
     owner = await chromium.newPage();
@@ -319,6 +322,131 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     expect(tokens.claims()?.sub).toBe(ws.owner.id);
     expect(tokens.claims()?.amr).toEqual(expect.arrayContaining(['pwd', 'otp']));
     await tab.close();
+  });
+
+  it('adds a webhook endpoint (its secret shown once), sends a test event and sees the delivery, redelivers it', async () => {
+    const received: string[] = [];
+    const receiver: Server = createServer((req, res) => {
+      received.push(String(req.headers['webhook-id']));
+      req.resume();
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    try {
+      const nav = owner.getByRole('navigation', { name: 'Dashboard', exact: true });
+      await nav.getByRole('link', { name: 'Webhooks', exact: true }).click();
+      await owner.getByText('No endpoints yet').waitFor();
+      await owner.getByRole('button', { name: 'Add endpoint', exact: true }).click();
+      const dialog = owner.getByRole('dialog', { name: 'Add a webhook endpoint', exact: true });
+      await dialog.getByLabel('URL', { exact: true }).fill(url);
+      await dialog.getByLabel('Description', { exact: true }).fill('Acme event bus');
+      await dialog.getByLabel('webhook.test', { exact: true }).check();
+      await dialog.getByLabel('user.created', { exact: true }).check();
+      await dialog.getByRole('button', { name: 'Add endpoint', exact: true }).click();
+      const secret = dialog.getByText(/^whsec_/);
+      await secret.waitFor();
+      await dialog.getByText("You won't see it again").waitFor();
+      await dialog.getByRole('button', { name: 'Copy', exact: true }).waitFor();
+      await chromium.screenshot(owner, 'webhook-secret');
+      await dialog.getByRole('button', { name: 'Done', exact: true }).click();
+      await owner.getByRole('row', { name: /Acme event bus.*webhook\.test, user\.created.*enabled/ }).waitFor();
+      expect(await owner.getByText(/whsec_/).count()).toBe(0);
+
+      await owner.getByRole('button', { name: `Send a test event to ${url}`, exact: true }).click();
+      await owner.getByRole('status').filter({ hasText: 'Test event queued' }).waitFor();
+      await owner.getByRole('link', { name: `Deliveries of ${url}`, exact: true }).click();
+      await owner.getByRole('heading', { level: 1, name: 'Deliveries', exact: true }).waitFor();
+      await owner.getByRole('row', { name: /webhook\.test.*succeeded.*204/ }).waitFor();
+      expect(received).toHaveLength(1);
+      await owner.getByText('1 recent attempt').click();
+      await owner.getByText(/204 in \d+ ms/).waitFor();
+      await chromium.screenshot(owner, 'webhook-deliveries');
+
+      await owner.getByRole('button', { name: /^Redeliver webhook\.test/ }).click();
+      await expect.poll(() => received.length).toBe(2);
+      expect(received[1]).toBe(received[0]);
+      await owner.getByText('2 recent attempts').waitFor();
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+
+  it('creates an action from the template, shows a syntax error with its line, deploys it and tests it', async () => {
+    const nav = owner.getByRole('navigation', { name: 'Dashboard', exact: true });
+    await nav.getByRole('link', { name: 'Actions', exact: true }).click();
+    await owner.getByText('No actions yet').waitFor();
+    await owner.getByRole('button', { name: 'Create action', exact: true }).click();
+    const dialog = owner.getByRole('dialog', { name: 'Create an action', exact: true });
+    await dialog
+      .getByLabel('Start from', { exact: true })
+      .selectOption({ label: 'Template: Require a second factor for admins and owners' });
+    await dialog.getByRole('button', { name: 'Create action', exact: true }).click();
+    await owner.getByRole('heading', { level: 1, name: 'Require a second factor for admins and owners', exact: true }).waitFor();
+    await owner.getByText('Never deployed').waitFor();
+
+    const code = owner.getByRole('textbox', { name: 'Code', exact: true });
+    const template = await code.inputValue();
+    expect(template).toContain('api.requireSecondFactor()');
+    await code.fill(template.replace('api.requireSecondFactor();', 'api.requireSecondFactor(;'));
+    await owner.getByRole('button', { name: 'Save', exact: true }).click();
+    await owner.getByRole('status').filter({ hasText: 'Saved as a draft' }).waitFor();
+    await owner.getByRole('button', { name: 'Deploy', exact: true }).click();
+    await owner
+      .getByRole('alert')
+      .filter({ hasText: /line \d+/ })
+      .waitFor();
+
+    await code.fill(template);
+    await owner.getByRole('button', { name: 'Save', exact: true }).click();
+    await owner.getByRole('status').filter({ hasText: 'Saved as a draft' }).waitFor();
+    await owner.getByRole('button', { name: 'Deploy', exact: true }).click();
+    await owner.getByRole('status').filter({ hasText: 'Version 1 is deployed' }).waitFor();
+
+    await owner.getByRole('button', { name: 'Run test', exact: true }).click();
+    const result = owner.getByRole('region', { name: 'Test result', exact: true });
+    await result.getByText('allow', { exact: true }).waitFor();
+    await result.getByText('Yes', { exact: true }).waitFor();
+    await chromium.screenshot(owner, 'action-editor');
+  });
+
+  it('lists the audit events these produced, filters them by event type and opens one; a viewer reads webhooks and actions', async () => {
+    const nav = owner.getByRole('navigation', { name: 'Dashboard', exact: true });
+    await nav.getByRole('link', { name: 'Audit log', exact: true }).click();
+    await owner
+      .getByRole('row', { name: /action\.deploy/ })
+      .first()
+      .waitFor();
+    await owner
+      .getByRole('row', { name: /webhook\.create/ })
+      .first()
+      .waitFor();
+    await chromium.screenshot(owner, 'audit-log');
+    await owner.getByLabel('Event type', { exact: true }).fill('webhook.test');
+    await owner.getByRole('button', { name: 'Filter', exact: true }).click();
+    await owner.waitForURL('**/dashboard/audit?event_type=webhook.test');
+    await expect.poll(() => owner.getByRole('row', { name: /Details of/ }).count()).toBe(1);
+    await owner.getByRole('row', { name: /webhook\.test.*success/ }).waitFor();
+    await owner.getByRole('button', { name: /^Details of webhook\.test/ }).click();
+    const details = owner.getByRole('dialog', { name: 'Event webhook.test', exact: true });
+    await details.getByText('delivery_id').waitFor();
+    await details.getByRole('button', { name: 'Close', exact: true }).click();
+
+    const viewer = await chromium.newPage();
+    await viewer.goto(`${app.url}/login`);
+    await signInWithPassword(viewer, emailOf('ada'), 'a long passphrase');
+    await viewer.waitForURL('**/dashboard/users');
+    const viewerNav = viewer.getByRole('navigation', { name: 'Dashboard', exact: true });
+    await viewerNav.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    await viewer.getByRole('row', { name: /Acme event bus/ }).waitFor();
+    await viewer.getByRole('note').filter({ hasText: 'webhooks:write' }).waitFor();
+    expect(await viewer.getByRole('button', { name: /Add endpoint|Send a test event|Delete/ }).count()).toBe(0);
+    await viewerNav.getByRole('link', { name: 'Actions', exact: true }).click();
+    await viewer.getByRole('link', { name: 'Require a second factor for admins and owners', exact: true }).click();
+    await viewer.getByRole('note').filter({ hasText: 'actions:write' }).waitFor();
+    await viewer.getByText('api.requireSecondFactor();').waitFor();
+    expect(await viewer.getByRole('button', { name: /Deploy|Run test|Save/ }).count()).toBe(0);
+    await viewer.close();
   });
 
   it('ran every page without a script error or a Content-Security-Policy violation', () => {
