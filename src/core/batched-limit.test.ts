@@ -26,6 +26,39 @@ describe('BatchedWindowLimiter', () => {
     expect(l.consume('ip')).toMatchObject({ allowed: true, remaining: 2 });
   });
 
+  it('counts hits that are on their way to Redis: a slow flush opens no gap', async () => {
+    let release: (value: [null, number][]) => void = () => undefined;
+    let first = true;
+    const slow = {
+      pipeline() {
+        const chain = {
+          set: () => chain,
+          incrby: () => chain,
+          pttl: () => chain,
+          exec: () => {
+            if (!first) return Promise.resolve<[null, number][]>([]);
+            first = false;
+            return new Promise<[null, number][]>((resolve) => (release = resolve));
+          },
+        };
+        return chain;
+      },
+    };
+    const l = limiter(slow as unknown as Redis, () => 5_000);
+    l.consume('ip');
+    l.consume('ip');
+    const flushing = l.flush();
+    expect(l.consume('ip').allowed).toBe(true);
+    expect(l.consume('ip').allowed).toBe(false);
+    release([
+      [null, 1],
+      [null, 2],
+      [null, 60_000],
+    ]);
+    await flushing;
+    expect(l.consume('ip').allowed).toBe(false);
+  });
+
   it('keeps limiting on its own count when Redis is unreachable: never unlimited', async () => {
     const dead = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
     dead.on('error', () => undefined);

@@ -8,6 +8,8 @@ interface WindowCount {
   known: number;
   /** Hits admitted here and not yet added to the shared total. */
   pending: number;
+  /** Hits on their way to the shared total (a flush awaiting Redis): still counted here meanwhile. */
+  sending: number;
 }
 
 /**
@@ -42,10 +44,10 @@ export class BatchedWindowLimiter {
     const now = this.now();
     let count = this.counts.get(key);
     if (!count || now >= count.resetAt) {
-      count = { resetAt: now + this.windowMs, known: 0, pending: 0 };
+      count = { resetAt: now + this.windowMs, known: 0, pending: 0, sending: 0 };
       this.counts.set(key, count);
     }
-    const used = count.known + count.pending;
+    const used = count.known + count.sending + count.pending;
     const resetSeconds = Math.max(1, Math.ceil((count.resetAt - now) / 1000));
     if (used >= this.points) return { allowed: false, limit: this.points, remaining: 0, resetSeconds };
     count.pending += 1;
@@ -67,10 +69,17 @@ export class BatchedWindowLimiter {
       if (now >= count.resetAt) this.counts.delete(key);
       else if (count.pending > 0) batch.push({ key, count, sent: count.pending });
     }
-    for (const entry of batch) entry.count.pending -= entry.sent;
+    for (const entry of batch) {
+      entry.count.pending -= entry.sent;
+      entry.count.sending += entry.sent;
+    }
     if (batch.length === 0) return;
+    const landed = ({ count, sent }: { count: WindowCount; sent: number }, total?: number) => {
+      count.sending -= sent;
+      count.known = total === undefined ? count.known + sent : Math.max(count.known + sent, total);
+    };
     if (!this.redis) {
-      for (const { count, sent } of batch) count.known += sent;
+      for (const entry of batch) landed(entry);
       return;
     }
     // The shared window starts with the first hit any instance reports (SET … NX PX) and each instance
@@ -83,14 +92,14 @@ export class BatchedWindowLimiter {
     batch.forEach(({ key, sent }) => pipeline.incrby(`${this.keyPrefix}:${key}`, sent).pttl(`${this.keyPrefix}:${key}`));
     try {
       const results = (await pipeline.exec()) ?? [];
-      batch.forEach(({ count, sent }, i) => {
+      batch.forEach((entry, i) => {
         const [error, total] = results[batch.length + i * 2] ?? [new Error('no reply')];
         const [, ttl] = results[batch.length + i * 2 + 1] ?? [null, -1];
-        count.known = error ? count.known + sent : Math.max(count.known + sent, Number(total));
-        if (!error && Number(ttl) > 0) count.resetAt = now + Number(ttl);
+        landed(entry, error ? undefined : Number(total));
+        if (!error && Number(ttl) > 0) entry.count.resetAt = now + Number(ttl);
       });
     } catch (error) {
-      for (const { count, sent } of batch) count.known += sent;
+      for (const entry of batch) landed(entry);
       this.onError(error);
     }
   }
