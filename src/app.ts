@@ -7,7 +7,7 @@ import { restDoor } from './core/rest-door.ts';
 import { healthRoutes } from './core/health.ts';
 import { errorHandler, globalRateLimit, noStore, notFound, requestContext, securityHeaders } from './core/http.ts';
 import { buildOpenApiDocument } from './core/openapi.ts';
-import { createGraphQLServer } from './graphql/yoga.ts';
+import { checkGraphQLQueryString, createGraphQLServer } from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
 import { brandingRoutes } from './modules/branding/branding.routes.ts';
 import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
@@ -53,7 +53,7 @@ export function buildApp(deps: AppDeps): Express {
   );
 
   const yoga = createGraphQLServer(deps);
-  app.use('/graphql', noStore, (req, res) => yoga(req, res));
+  app.use('/graphql', noStore, checkGraphQLQueryString, (req, res) => yoga(req, res));
   app.use(webAppRoutes());
 
   app.use(notFound);

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { answerClientError } from './core/http.ts';
 import { createLogger } from './core/logger.ts';
 import { connectRedis } from './core/redis.ts';
 import { openDatabase } from './db/database.ts';
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
       redis: redis ? 'redis' : 'in-process',
     });
   });
+
+  server.on('clientError', answerClientError);
 
   let stopping = false;
   /**

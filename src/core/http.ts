@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { AppDeps } from './context.ts';
 import { sendError } from './envelope.ts';
@@ -76,4 +78,25 @@ export function errorHandler(deps: AppDeps): ErrorRequestHandler {
     deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, error });
     sendError(res, new AppError('INTERNAL', 'Something went wrong on our side'));
   };
+}
+
+/**
+ * Node's HTTP parser refuses some requests before Express sees them (a request line and headers over
+ * 16 KiB: 431; a malformed request: 400) and would answer with an empty body. A `clientError`
+ * listener on the server answers them in the envelope, with an X-Request-ID, like every other error.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const requestId = randomUUID();
+  const message = tooLarge ? 'The request line and headers are larger than 16 KiB' : 'The request could not be parsed as HTTP';
+  const body = JSON.stringify({ error: { code: 'BAD_REQUEST', message }, meta: { request_id: requestId } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-ID: ${requestId}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

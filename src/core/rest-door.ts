@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
-import type { AnyProcedure } from '@trpc/server';
+import { TRPCError, type AnyProcedure } from '@trpc/server';
+import { z } from 'zod';
 import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
 import { appRouter, createCaller } from '../router.ts';
 import { createContext, type AppDeps } from './context.ts';
@@ -19,6 +20,35 @@ interface Route {
   /** GET and DELETE read their input from the query string, the others from the JSON body. */
   fromBody: boolean;
   successStatus: number;
+  /**
+   * The body members a non-strict input accepts (an id-only input such as `rotate-secret`'s, shared
+   * with GET and DELETE where extra query parameters are ignored); null when the input is strict
+   * itself or not an object. CONTRACT: an unknown body member is 400, whatever the schema says.
+   */
+  bodyMembers: Set<string> | null;
+}
+
+/** The object an input schema validates, through `.prefault()`, `.default()`, `.optional()` and pipes. */
+function objectOf(schema: unknown): z.ZodObject | null {
+  let current = schema;
+  for (let depth = 0; depth < 10; depth++) {
+    if (current instanceof z.ZodObject) return current;
+    if (current instanceof z.ZodPrefault || current instanceof z.ZodDefault || current instanceof z.ZodOptional) {
+      current = current.def.innerType;
+    } else if (current instanceof z.ZodPipe) {
+      current = current.def.in;
+    } else {
+      return null;
+    }
+  }
+  return null;
+}
+
+function looseMembers(procedure: AnyProcedure): Set<string> | null {
+  const inputs = (procedure._def as { inputs?: unknown[] }).inputs ?? [];
+  const object = inputs.length === 1 ? objectOf(inputs[0]) : null;
+  if (!object || object.def.catchall instanceof z.ZodNever) return null;
+  return new Set(Object.keys(object.shape));
 }
 
 type CallerNode = { [key: string]: CallerNode } & ((input: unknown) => Promise<unknown>);
@@ -37,6 +67,7 @@ function routes(): Route[] {
         segments: path.split('.'),
         fromBody: openapi.method !== 'GET' && openapi.method !== 'DELETE',
         successStatus: meta?.successStatus ?? 200,
+        bodyMembers: openapi.method !== 'GET' && openapi.method !== 'DELETE' ? looseMembers(procedure) : null,
       },
     ];
   });
@@ -62,18 +93,36 @@ function queryInput(req: Request): Record<string, unknown> {
   return out;
 }
 
-function bodyInput(req: Request): Record<string, unknown> {
+function bodyInput(req: Request, members: Set<string> | null): Record<string, unknown> {
   const body: unknown = req.body;
   if (body === undefined || body === null) {
-    const type = req.headers['content-type'];
+    // The JSON parser left it alone: a body sent under another content type (or none, or one that
+    // only looks like JSON's, `application/jsonx`) is refused, never read as an empty object.
     const length = Number(req.headers['content-length'] ?? 0);
-    if (type && !/^application\/([\w.+-]+\+)?json/i.test(type) && (length > 0 || req.headers['transfer-encoding'])) {
+    if (length > 0 || req.headers['transfer-encoding']) {
       throw new AppError('BAD_REQUEST', 'Send the body as application/json', { status: 415 });
     }
     return {};
   }
   if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('BAD_REQUEST', 'The request body must be a JSON object');
+  const unknown = members ? Object.keys(body).filter((key) => !members.has(key)) : [];
+  if (unknown.length > 0) {
+    throw new AppError('BAD_REQUEST', 'The request is invalid', {
+      details: unknown.map((key) => ({ path: '(body)', message: `Unrecognized key: ${JSON.stringify(key)}` })),
+    });
+  }
   return body as Record<string, unknown>;
+}
+
+/**
+ * A path id that does not validate (too long, wrong characters) names no resource: 404, as for an id
+ * that validates and is not found (CONTRACT: a malformed id is 404). Only when every problem is in a
+ * path parameter; a bad body member next to it is still 400.
+ */
+function pathParamsInvalid(error: unknown, params: Record<string, string> | undefined): boolean {
+  if (!params || !(error instanceof TRPCError) || error.code !== 'BAD_REQUEST' || !(error.cause instanceof z.core.$ZodError)) return false;
+  const issues = error.cause.issues;
+  return issues.length > 0 && issues.every((issue) => typeof issue.path[0] === 'string' && Object.hasOwn(params, issue.path[0]));
 }
 
 /**
@@ -96,12 +145,12 @@ export function restDoor(deps: AppDeps): RequestHandler {
     if (!route) return next();
     res.locals.route = route.template;
     try {
-      const input = { ...(route.fromBody ? bodyInput(req) : queryInput(req)), ...params };
+      const input = { ...(route.fromBody ? bodyInput(req, route.bodyMembers) : queryInput(req)), ...params };
       const caller = createCaller(createContext(deps, req)) as unknown as CallerNode;
       const procedure = route.segments.reduce<CallerNode>((node, key) => node[key] as CallerNode, caller);
       sendData(res, route.successStatus, await procedure(input));
     } catch (error) {
-      const { appError, internal } = toAppError(error);
+      const { appError, internal } = toAppError(pathParamsInvalid(error, params) ? new AppError('NOT_FOUND', 'No such resource') : error);
       if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, path: req.path, error });
       sendError(res, appError);
     }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { GraphQLError } from 'graphql';
-import { createYoga } from 'graphql-yoga';
+import type { RequestHandler } from 'express';
+import { GraphQLError, parse, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppDeps } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
 import { toAppError } from '../core/error-normalize.ts';
@@ -14,6 +15,40 @@ interface ServerContext {
 }
 
 /**
+ * graphql-js parses recursively: a document nested a few thousand levels deep overflows the stack (a
+ * 500). A document is capped at 2,000 tokens (the parser stops at once, well before the stack runs
+ * out) and 32 levels of selections; the reports' deepest query is 5 levels.
+ */
+const MAX_TOKENS = 2_000;
+const MAX_DEPTH = 32;
+
+function depthOf(document: DocumentNode): number {
+  const pending: [SelectionSetNode, number][] = [];
+  for (const definition of document.definitions) {
+    if ('selectionSet' in definition && definition.selectionSet) pending.push([definition.selectionSet, 1]);
+  }
+  let deepest = 0;
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [set, depth] = next;
+    deepest = Math.max(deepest, depth);
+    for (const selection of set.selections) {
+      if ('selectionSet' in selection && selection.selectionSet) pending.push([selection.selectionSet, depth + 1]);
+    }
+  }
+  return deepest;
+}
+
+function boundedParse(source: Parameters<typeof parse>[0], options?: Parameters<typeof parse>[1]): DocumentNode {
+  const document = parse(source, { ...options, maxTokens: MAX_TOKENS });
+  if (depthOf(document) > MAX_DEPTH) {
+    throw new GraphQLError(`The query is nested deeper than ${MAX_DEPTH} levels`, { extensions: { code: 'BAD_REQUEST' } });
+  }
+  return document;
+}
+
+const boundedDocuments: Plugin = { onParse: ({ setParseFn }) => setParseFn(boundedParse) };
+
+/**
  * The GraphQL door. Errors carry the same code as REST and tRPC in `extensions.code`; anything
  * unrecognised is INTERNAL with its detail kept in the log.
  */
@@ -25,12 +60,22 @@ export function createGraphQLServer(deps: AppDeps) {
     landingPage: false,
     logging: false,
     context: ({ req }) => ({ caller: createCaller(createContext(deps, req)) }),
+    plugins: [boundedDocuments],
     maskedErrors: {
       maskError(error) {
         // Duck-typed: graphql may be loaded twice (ESM and CJS), so instanceof is not reliable here.
         const original = (error as { originalError?: unknown }).originalError;
         if (original === undefined || original === null) return error as Error;
         const located = error as Pick<GraphQLError, 'nodes' | 'path'>;
+        // A GraphQLError underneath is graphql's own verdict on the request (a variable that does not
+        // coerce: `"" ` for an Int): the caller's mistake, not ours.
+        if ((original as { name?: unknown }).name === 'GraphQLError') {
+          return new GraphQLError((original as Error).message, {
+            nodes: located.nodes,
+            path: located.path,
+            extensions: { code: 'BAD_REQUEST' },
+          });
+        }
         const { appError, internal } = toAppError(original);
         if (internal) deps.log.error('unhandled GraphQL error', { error: original });
         return new GraphQLError(appError.message, {
@@ -42,3 +87,29 @@ export function createGraphQLServer(deps: AppDeps) {
     },
   });
 }
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Yoga reads a GET's `variables` and `extensions` with JSON.parse and answers 500 when they are not
+ * JSON; they are checked here first and refused with 400 in GraphQL's error shape.
+ */
+export const checkGraphQLQueryString: RequestHandler = (req, res, next) => {
+  if (req.method !== 'GET') return next();
+  const params = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1 || req.url.length));
+  for (const name of ['variables', 'extensions']) {
+    const value = params.get(name);
+    if (value !== null && !isJson(value)) {
+      res.status(400).json({ errors: [{ message: `The ${name} parameter is not valid JSON`, extensions: { code: 'BAD_REQUEST' } }] });
+      return;
+    }
+  }
+  next();
+};

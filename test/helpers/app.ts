@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/app.ts';
+import { answerClientError } from '../../src/core/http.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { AppDeps } from '../../src/core/context.ts';
 import { createLogger } from '../../src/core/logger.ts';
@@ -31,6 +32,7 @@ export interface TestApp {
  */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const server = createServer();
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;

@@ -71,11 +71,12 @@ describe('social sign-in through a generic OpenID provider', () => {
     ]);
     expect(listed.body.meta.total).toBe(1);
     expect((await call(app, 'GET', '/api/v1/auth/oauth/providers')).status).toBe(400);
+    // A provider the service does not know is no resource: 404, as for any path id that names nothing.
     const bad = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc2', {
       token: ws.apiKey,
       body: { client_id: 'x', client_secret: 'y' },
     });
-    expect(bad.status).toBe(400);
+    expect([bad.status, bad.body.error.code]).toEqual([404, 'NOT_FOUND']);
     const noIssuer = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
       token: ws.apiKey,
       body: { client_id: 'x', client_secret: 'y' },
