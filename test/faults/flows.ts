@@ -53,3 +53,10 @@ export async function userWithTotp(base: string, tenant: string): Promise<{ emai
 export function sessionsCall(base: string, token: string): Promise<Reply> {
   return request(base, 'GET', '/api/v1/auth/sessions', { token, ip: freshIp() });
 }
+
+/** A webhook endpoint subscribed to every event type; answers its id and whsec_ secret. */
+export async function createEndpoint(base: string, url: string): Promise<{ id: string; secret: string }> {
+  const created = await request(base, 'POST', '/api/v1/webhooks/', { token: API_KEY, ip: freshIp(), body: { url, event_types: [] } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return { id: text(created, 'data.id'), secret: text(created, 'data.secret') };
+}
