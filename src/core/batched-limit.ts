@@ -67,12 +67,16 @@ export class BatchedWindowLimiter {
       if (now >= count.resetAt) this.counts.delete(key);
       else if (count.pending > 0) batch.push({ key, count, sent: count.pending });
     }
-    for (const entry of batch) entry.count.pending -= entry.sent;
-    if (batch.length === 0) return;
-    if (!this.redis) {
-      for (const { count, sent } of batch) count.known += sent;
-      return;
+    // The hits being sent move from pending to known before the round trip, not after it: while the
+    // reply is awaited they must still count, or every flush briefly forgets them and a burst gets
+    // past the limit (the 1,001st call was admitted under load).
+    for (const { count, sent } of batch) {
+      count.pending -= sent;
+      count.known += sent;
     }
+    // Without Redis, or while it is down (core/redis.ts logs that once), the count stays local
+    // instead of failing a flush, and warning, every 100 ms.
+    if (batch.length === 0 || !this.redis || this.redis.status !== 'ready') return;
     // The shared window starts with the first hit any instance reports (SET … NX PX) and each instance
     // adopts its end (PTTL), so all of them reset together.
     const pipeline = this.redis.pipeline();
@@ -83,14 +87,14 @@ export class BatchedWindowLimiter {
     batch.forEach(({ key, sent }) => pipeline.incrby(`${this.keyPrefix}:${key}`, sent).pttl(`${this.keyPrefix}:${key}`));
     try {
       const results = (await pipeline.exec()) ?? [];
-      batch.forEach(({ count, sent }, i) => {
+      batch.forEach(({ count }, i) => {
         const [error, total] = results[batch.length + i * 2] ?? [new Error('no reply')];
         const [, ttl] = results[batch.length + i * 2 + 1] ?? [null, -1];
-        count.known = error ? count.known + sent : Math.max(count.known + sent, Number(total));
+        // The shared total includes this process's hits; the other instances' are what it adds.
+        if (!error) count.known = Math.max(count.known, Number(total));
         if (!error && Number(ttl) > 0) count.resetAt = now + Number(ttl);
       });
     } catch (error) {
-      for (const { count, sent } of batch) count.known += sent;
       this.onError(error);
     }
   }

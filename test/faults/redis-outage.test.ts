@@ -141,6 +141,12 @@ describe('Redis killed during sign-in load', () => {
     expect(outageLoad.length).toBeGreaterThan(0);
     expect(load.filter((l) => l.status !== 200)).toEqual([]);
     expect([a.pid, b.pid]).toEqual(pids);
+    // One warning per instance for the outage, not one per command or per 100 ms flush.
+    for (const app of [a, b]) {
+      expect(app.logged('redis error')).toBe(1);
+      expect(app.logged('rate-limit flush failed')).toBeLessThanOrEqual(1);
+      expect(app.logged('redis reconnected')).toBe(1);
+    }
     expect(a.alive && b.alive).toBe(true);
     const slowestProbe = Math.max(...outageProbes.map((r) => r.ms));
     expect(slowestProbe).toBeLessThan(2_000);
