@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * With DATABASE_URL the files run in parallel against real PostgreSQL. Without it they share one
@@ -21,7 +21,7 @@ export default defineConfig({
         test: {
           name: 'app',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: ['test/faults/**'],
+          exclude: [...configDefaults.exclude, 'test/faults/**'],
           globalSetup: ['test/global-setup.ts'],
           fileParallelism: !embedded,
           testTimeout: 30_000,

@@ -14,7 +14,7 @@ export const RETRY_DELAYS_MS = [5_000, 30_000, 2 * 60_000, 10 * 60_000, 60 * 60_
  * deliveries of an instance that died mid-send wait before another instance (or the restarted one)
  * sends them again (test/faults/crash.test.ts; it was a minute).
  */
-export const LEASE_MS = 2 * DELIVERY_TIMEOUT_MS;
+const LEASE_MS = 2 * DELIVERY_TIMEOUT_MS;
 const POLL_MS = 1_000;
 const BATCH = 20;
 
