@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * With DATABASE_URL the files run in parallel against real PostgreSQL. Without it they share one
@@ -13,12 +13,34 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
   },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
-    fileParallelism: !embedded,
-    testTimeout: 30_000,
-    hookTimeout: 90_000,
     reporters: ['default'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'app',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/faults/**'],
+          globalSetup: ['test/global-setup.ts'],
+          fileParallelism: !embedded,
+          testTimeout: 30_000,
+          hookTimeout: 90_000,
+        },
+      },
+      {
+        // The fault suite starts its own PostgreSQL, Redis and app processes and measures latencies,
+        // so it runs after the rest (groupOrder), one file at a time, with the machine to itself.
+        extends: true,
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
   },
 });

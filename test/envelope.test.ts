@@ -219,7 +219,7 @@ describe('server-side failure', () => {
 
     const ready = await call(app, 'GET', '/readyz');
     expect(ready.status).toBe(503);
-    expect(ready.body.error.code).toBe('INTERNAL');
+    expect(ready.body.error.code).toBe('UNAVAILABLE');
   });
 });
 

@@ -8,8 +8,6 @@ interface WindowCount {
   known: number;
   /** Hits admitted here and not yet added to the shared total. */
   pending: number;
-  /** Hits on their way to the shared total (a flush awaiting Redis): still counted here meanwhile. */
-  sending: number;
 }
 
 /**
@@ -44,10 +42,10 @@ export class BatchedWindowLimiter {
     const now = this.now();
     let count = this.counts.get(key);
     if (!count || now >= count.resetAt) {
-      count = { resetAt: now + this.windowMs, known: 0, pending: 0, sending: 0 };
+      count = { resetAt: now + this.windowMs, known: 0, pending: 0 };
       this.counts.set(key, count);
     }
-    const used = count.known + count.sending + count.pending;
+    const used = count.known + count.pending;
     const resetSeconds = Math.max(1, Math.ceil((count.resetAt - now) / 1000));
     if (used >= this.points) return { allowed: false, limit: this.points, remaining: 0, resetSeconds };
     count.pending += 1;
@@ -69,19 +67,16 @@ export class BatchedWindowLimiter {
       if (now >= count.resetAt) this.counts.delete(key);
       else if (count.pending > 0) batch.push({ key, count, sent: count.pending });
     }
-    for (const entry of batch) {
-      entry.count.pending -= entry.sent;
-      entry.count.sending += entry.sent;
+    // The hits being sent move from pending to known before the round trip, not after it: while the
+    // reply is awaited they must still count, or every flush briefly forgets them and a burst gets
+    // past the limit (the 1,001st call was admitted under load).
+    for (const { count, sent } of batch) {
+      count.pending -= sent;
+      count.known += sent;
     }
-    if (batch.length === 0) return;
-    const landed = ({ count, sent }: { count: WindowCount; sent: number }, total?: number) => {
-      count.sending -= sent;
-      count.known = total === undefined ? count.known + sent : Math.max(count.known + sent, total);
-    };
-    if (!this.redis) {
-      for (const entry of batch) landed(entry);
-      return;
-    }
+    // Without Redis, or while it is down (core/redis.ts logs that once), the count stays local
+    // instead of failing a flush, and warning, every 100 ms.
+    if (batch.length === 0 || !this.redis || this.redis.status !== 'ready') return;
     // The shared window starts with the first hit any instance reports (SET … NX PX) and each instance
     // adopts its end (PTTL), so all of them reset together.
     const pipeline = this.redis.pipeline();
@@ -92,14 +87,14 @@ export class BatchedWindowLimiter {
     batch.forEach(({ key, sent }) => pipeline.incrby(`${this.keyPrefix}:${key}`, sent).pttl(`${this.keyPrefix}:${key}`));
     try {
       const results = (await pipeline.exec()) ?? [];
-      batch.forEach((entry, i) => {
+      batch.forEach(({ count }, i) => {
         const [error, total] = results[batch.length + i * 2] ?? [new Error('no reply')];
         const [, ttl] = results[batch.length + i * 2 + 1] ?? [null, -1];
-        landed(entry, error ? undefined : Number(total));
-        if (!error && Number(ttl) > 0) entry.count.resetAt = now + Number(ttl);
+        // The shared total includes this process's hits; the other instances' are what it adds.
+        if (!error) count.known = Math.max(count.known, Number(total));
+        if (!error && Number(ttl) > 0) count.resetAt = now + Number(ttl);
       });
     } catch (error) {
-      for (const entry of batch) landed(entry);
       this.onError(error);
     }
   }

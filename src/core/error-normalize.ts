@@ -14,15 +14,52 @@ function isZodError(value: unknown): value is z.core.$ZodError {
   return value instanceof z.core.$ZodError;
 }
 
+/** Socket failures: the database (or another store) is down, restarting or unreachable. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+/**
+ * PostgreSQL SQLSTATEs that mean "not now" rather than "wrong": class 08 (connection exception),
+ * 57P01–57P03 (shut down by an operator or a crash, or still starting up), 53300 (too many connections).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
+/** node-postgres says so in words only; MikroORM puts the statement before them (`select … - Connection …`). */
+const UNAVAILABLE_MESSAGE =
+  /(?:^|- )(Connection terminated( unexpectedly)?|Connection ended unexpectedly|Client has encountered a connection error and is not queryable)$/;
+
+/**
+ * Whether an error, or one of its causes, says the database could not be reached or went away
+ * mid-request. Such a request did nothing durable that it could report (a transaction whose COMMIT was
+ * cut off may have committed; the client sees a failure either way and may retry), so it is a fast
+ * 503, never a 500 and never a wait.
+ */
+export function isUnavailable(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
+    const { code, name, message } = current as { code?: unknown; name?: unknown; message?: unknown };
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+    if (name === 'KnexTimeoutError' || name === 'ConnectionException') return true;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+export function unavailableError(cause?: unknown): AppError {
+  return new AppError('UNAVAILABLE', 'The service is briefly unavailable; try again in a few seconds', {
+    headers: { 'Retry-After': '2' },
+    cause,
+  });
+}
+
 /**
  * Turns anything a door caught into the AppError the client sees. This is the single place where
  * framework and driver errors become codes; whatever is not recognised is INTERNAL and its detail
- * stays in the log.
+ * stays in the log. A database that cannot be reached is UNAVAILABLE (503), its cause logged too.
  */
 export function toAppError(error: unknown): { appError: AppError; internal: boolean } {
   if (error instanceof AppError) return { appError: error, internal: false };
   const cause = error instanceof TRPCError ? error.cause : error;
   if (cause instanceof AppError) return { appError: cause, internal: false };
+  if (isUnavailable(cause)) return { appError: unavailableError(cause), internal: true };
   if (cause instanceof UniqueConstraintViolationException) {
     return { appError: new AppError('CONFLICT', 'A resource with these values already exists'), internal: false };
   }

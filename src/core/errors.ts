@@ -19,6 +19,8 @@ const TABLE = {
   CONFLICT: { status: 409, trpc: 'CONFLICT' },
   RATE_LIMITED: { status: 429, trpc: 'TOO_MANY_REQUESTS' },
   INTERNAL: { status: 500, trpc: 'INTERNAL_SERVER_ERROR' },
+  /** A store the request needs (PostgreSQL) cannot be reached right now; nothing was done, retry later. */
+  UNAVAILABLE: { status: 503, trpc: 'SERVICE_UNAVAILABLE' },
 } as const satisfies Record<string, { status: number; trpc: TRPC_ERROR_CODE_KEY }>;
 
 export type AppErrorCode = keyof typeof TABLE;

@@ -32,7 +32,7 @@ export function healthRoutes(deps: AppDeps): Router {
       .filter(([, v]) => v === 'failing')
       .map(([k]) => k);
     if (failing.length > 0) {
-      return sendError(res, new AppError('INTERNAL', `Not ready: ${failing.join(', ')} unreachable`, { status: 503 }));
+      return sendError(res, new AppError('UNAVAILABLE', `Not ready: ${failing.join(', ')} unreachable`));
     }
     res.json({ data: { status: 'ready', checks } });
   });

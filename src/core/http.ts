@@ -5,6 +5,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { AppDeps } from './context.ts';
 import { sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
+import { toAppError } from './error-normalize.ts';
 import { rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
 import { getRequestInfo, setRequestInfo } from './request-info.ts';
 
@@ -74,9 +75,9 @@ export function errorHandler(deps: AppDeps): ErrorRequestHandler {
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return sendError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding', { status: 415 }));
     }
-    if (error instanceof AppError) return sendError(res, error);
-    deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, error });
-    sendError(res, new AppError('INTERNAL', 'Something went wrong on our side'));
+    const { appError, internal } = toAppError(error);
+    if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, error });
+    sendError(res, appError);
   };
 }
 

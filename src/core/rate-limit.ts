@@ -32,7 +32,10 @@ export interface RateLimits {
 
 /**
  * Counters live in Redis when it is configured, so every instance shares them; otherwise in process.
- * If Redis fails, an in-process limiter takes over rather than letting requests through unlimited.
+ * If Redis fails, an in-process limiter with the same limits takes over at once (not after a timeout:
+ * `rejectIfRedisNotReady`, and core/redis.ts fails commands fast) rather than letting requests through
+ * unlimited; while Redis is down each instance counts on its own. Once it is back the shared counts
+ * resume by themselves.
  * The global limit, checked on every request, is counted locally and shared in batches (batched-limit.ts).
  */
 export function createRateLimits(
@@ -49,7 +52,9 @@ export function createRateLimits(
     const memory = new RateLimiterMemory({ keyPrefix, points, duration });
     limiters.set(
       name,
-      redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration, insuranceLimiter: memory }) : memory,
+      redis
+        ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration, insuranceLimiter: memory, rejectIfRedisNotReady: true })
+        : memory,
     );
   }
   return {

@@ -4,12 +4,17 @@ import type { Clock } from '../../core/clock.ts';
 import type { CryptoBox } from '../../core/crypto-box.ts';
 import { newId } from '../../core/ids.ts';
 import type { Logger } from '../../core/logger.ts';
-import { postWebhook, type SendResult, type TargetPolicy } from './sender.ts';
+import { DELIVERY_TIMEOUT_MS, postWebhook, type SendResult, type TargetPolicy } from './sender.ts';
 
 /** After the 1st, 2nd… failed attempt, the next one waits this long; after the last, the delivery fails. */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 2 * 60_000, 10 * 60_000, 60 * 60_000, 6 * 60 * 60_000];
-/** While one instance sends a delivery, no other claims it; longer than the 10-second send timeout. */
-const LEASE_MS = 60_000;
+/**
+ * While one instance sends a delivery, no other claims it. A send takes at most DELIVERY_TIMEOUT_MS
+ * (10 s, everything included), so twice that covers the send and its record; it is also how long the
+ * deliveries of an instance that died mid-send wait before another instance (or the restarted one)
+ * sends them again (test/faults/crash.test.ts; it was a minute).
+ */
+const LEASE_MS = 2 * DELIVERY_TIMEOUT_MS;
 const POLL_MS = 1_000;
 const BATCH = 20;
 
