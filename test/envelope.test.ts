@@ -265,3 +265,20 @@ describe('development mode', () => {
     }
   });
 });
+
+describe('text the database cannot store', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app, 'NUL');
+  });
+  afterAll(() => app.close());
+
+  it('answers 400 BAD_REQUEST, not 500, for a NUL character in a query filter or a body string', async () => {
+    const query = await call(app, 'GET', '/api/v1/audit/events/?event_type=a%00b', { token: ws.apiKey });
+    expect([query.status, query.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    const body = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'nul\u0000group' } });
+    expect([body.status, body.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+  });
+});

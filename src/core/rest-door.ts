@@ -145,6 +145,8 @@ export function restDoor(deps: AppDeps): RequestHandler {
     if (!route) return next();
     res.locals.route = route.template;
     try {
+      // A path id holding NUL names nothing that can exist: 404 like any malformed id.
+      if (Object.values(params ?? {}).some((value) => value.includes('\u0000'))) throw new AppError('NOT_FOUND', 'No such resource');
       const input = { ...(route.fromBody ? bodyInput(req, route.bodyMembers) : queryInput(req)), ...params };
       const caller = createCaller(createContext(deps, req)) as unknown as CallerNode;
       const procedure = route.segments.reduce<CallerNode>((node, key) => node[key] as CallerNode, caller);

@@ -33,12 +33,32 @@ const t = initTRPC
   .create({
     errorFormatter({ shape, error, ctx, path }) {
       const { appError, internal } = toAppError(error);
+
       if (internal) ctx?.deps.log.error('unhandled error', { requestId: ctx.requestId, path, error: error.cause ?? error });
       const data: ErrorData = { appCode: appError.appCode, httpStatus: appError.status, path };
       if (appError.details) data.details = appError.details;
       return { message: appError.message, code: shape.code, data };
     },
   });
+
+function holdsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 64 || typeof value !== 'object' || value === null) return false;
+  return Object.entries(value).some(([key, item]) => key.includes('\u0000') || holdsNul(item, depth + 1));
+}
+
+/** PostgreSQL text cannot hold NUL: it is refused in any input, on every door, before a query sees it. */
+const noNul = t.middleware(async ({ getRawInput, next }) => {
+  if (holdsNul(await getRawInput())) {
+    throw new AppError('BAD_REQUEST', 'The request holds a NUL character, which cannot be stored', {
+      details: [{ path: '', message: 'must not contain NUL (\\u0000)' }],
+    });
+  }
+  return next();
+});
+
+/** Every procedure starts here. */
+const base = t.procedure.use(noNul);
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
@@ -91,7 +111,7 @@ const noLimit = t.middleware(({ next }) => next());
 
 /** A signed-in user acting as themself (their own factors, password, sessions). */
 export function limitedUserProcedure(limit?: LimitName) {
-  return t.procedure
+  return base
     .use(authenticated)
     .use(limit ? rateLimit(limit) : noLimit)
     .use(({ ctx, next }) => {
@@ -105,7 +125,7 @@ export const userProcedure = limitedUserProcedure();
 
 /** Management calls: an API key, or a user whose roles grant `permission`. */
 export function managementProcedure(permission: Permission) {
-  return t.procedure
+  return base
     .use(authenticated)
     .use(({ ctx, next }) => {
       if (!grants(ctx.principal.grants, permission)) {
@@ -117,7 +137,7 @@ export function managementProcedure(permission: Permission) {
 }
 
 /** Operator calls (`/platform/v1`): `Bearer $PLATFORM_API_TOKEN`; absent when the token is unset. */
-export const platformProcedure = t.procedure
+export const platformProcedure = base
   .use(({ ctx, next }) => {
     const expected = ctx.deps.config.PLATFORM_API_TOKEN;
     if (!expected) throw new AppError('NOT_FOUND', 'No such route');
@@ -128,18 +148,18 @@ export const platformProcedure = t.procedure
   .use(transactionPerMutation);
 
 /** Anyone, no workspace (refresh and reset: their token names the workspace). */
-export const publicProcedure = t.procedure.use(transactionPerMutation);
+export const publicProcedure = base.use(transactionPerMutation);
 
 /** The same, counted against a named limit first. */
 export function limitedPublicProcedure(limit: LimitName) {
-  return t.procedure.use(rateLimit(limit)).use(transactionPerMutation);
+  return base.use(rateLimit(limit)).use(transactionPerMutation);
 }
 
 const WORKSPACE_EXISTS: Statement = { name: 'tenant_exists', text: 'select id from workspaces where id = $1' };
 
 /** Public calls about one workspace, named by `X-Tenant-ID` (sign-in, forgotten password). */
 export function publicTenantProcedure(limit?: LimitName) {
-  return t.procedure
+  return base
     .use(limit ? rateLimit(limit) : noLimit)
     .use(async ({ ctx, next }) => {
       const workspaceId = ctx.tenantHeader?.trim();
