@@ -69,6 +69,12 @@ export function createContext(deps: AppDeps, req: IncomingMessage): Context {
   };
 }
 
+/** The same, for plain Express routes (browser flows, hosted pages) that have no tRPC context. */
+export function originOfRequest(req: IncomingMessage) {
+  const info = getRequestInfo(req);
+  return { ip: info.ip, userAgent: header(req, 'user-agent')?.slice(0, 512) ?? null, requestId: info.requestId };
+}
+
 /** Where a request came from, as audit rows and sessions record it. */
 export function originOf(ctx: Pick<Context, 'ip' | 'userAgent' | 'requestId'>) {
   return { ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId };

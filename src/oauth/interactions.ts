@@ -2,13 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import express, { type Request, type Response, type Router } from 'express';
 import { errors as oidcErrors, type Client, type Interaction } from 'oidc-provider';
 import { z } from 'zod';
-import type { AppDeps } from '../core/context.ts';
+import { originOfRequest, type AppDeps } from '../core/context.ts';
 import { AppError } from '../core/errors.ts';
 import { getRequestInfo } from '../core/request-info.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { loginInput } from '../modules/auth/auth.schema.ts';
 import { recordSessionlessSignIn, sessionlessFinish, signInWith } from '../modules/auth/sign-in.ts';
-import type { Origin } from '../modules/auth/sessions.service.ts';
 import { allowLogo, hostedBranding } from '../modules/branding/hosted.ts';
 import { passSignInChallenge } from '../modules/mfa/mfa.service.ts';
 import { Workspace } from '../modules/workspaces/workspace.entity.ts';
@@ -34,11 +33,6 @@ interface Context {
   client: Client;
   workspaceId: string;
   branding: Branding;
-}
-
-function origin(req: Request): Origin {
-  const info = getRequestInfo(req);
-  return { ip: info.ip, userAgent: req.get('user-agent')?.slice(0, 512) ?? null, requestId: info.requestId };
 }
 
 /** `branding`: a page showing the workspace's logo may load it from the logo's origin, and only there. */
@@ -169,7 +163,7 @@ export function interactionRoutes(deps: AppDeps): Router {
       if (!decision.allowed) return loginPage(res, ctx, 429, { email, error: 'Too many sign-in attempts; try again in a minute.' });
       const parsed = loginInput.safeParse(req.body);
       if (!parsed.success) return loginPage(res, ctx, 400, { email, error: 'Enter your email address and password.' });
-      const signIn = { workspaceId: ctx.workspaceId, ...parsed.data, origin: origin(req) };
+      const signIn = { workspaceId: ctx.workspaceId, ...parsed.data, origin: originOfRequest(req) };
       const outcome = await attempt(deps, ctx.workspaceId, (em) =>
         signInWith(deps, em, signIn, sessionlessFinish({ client_id: ctx.client.clientId })),
       );
@@ -189,7 +183,7 @@ export function interactionRoutes(deps: AppDeps): Router {
       const parsed = mfaForm.safeParse(req.body);
       if (!parsed.success) return loginPage(res, ctx, 400, { error: EXPIRED });
       const { mfa_token: mfaToken, code } = parsed.data;
-      const from = origin(req);
+      const from = originOfRequest(req);
       const outcome = await attempt(deps, ctx.workspaceId, async (em) => {
         const challenge = await passSignInChallenge(deps, em, mfaToken, code, from);
         if (challenge.workspaceId !== ctx.workspaceId) throw new AppError('INVALID_TOKEN', EXPIRED);

@@ -1,3 +1,4 @@
+import { escapeHtml } from '../core/html.ts';
 /**
  * The hosted pages of the authorization server: plain server-rendered HTML forms, no script at all,
  * stylesheets from our own origin only (ours, then the workspace's branding), so the CSP below can
@@ -22,10 +23,6 @@ button{width:100%;margin-top:1.5rem;padding:.7rem;font:inherit;font-weight:600;b
 button.secondary{margin-top:.75rem;background:transparent;color:#2457d6;border:1px solid #2457d6}
 .error{margin:0 0 1rem;padding:.75rem;border-radius:8px;background:#fdecec;color:#8a1111}
 `;
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 function page(title: string, body: string, stylesheet?: string): string {
   const branded = stylesheet ? `\n<link rel="stylesheet" href="${escapeHtml(stylesheet)}">` : '';

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from '../../core/logger.ts';
+import { Poller } from '../../core/poller.ts';
 
 const POLL_MS = 2_000;
 const MAX_ATTEMPTS = 6;
@@ -22,9 +23,7 @@ interface PendingRow {
  */
 export class EmailDispatcher {
   private readonly transport: Transporter | null;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly poller: Poller;
 
   constructor(
     private readonly orm: MikroORM,
@@ -33,37 +32,25 @@ export class EmailDispatcher {
     private readonly from: string,
   ) {
     this.transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : null;
+    this.poller = new Poller(
+      () => this.drain(),
+      POLL_MS,
+      (error) => this.log.error('email dispatch failed', { error }),
+    );
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => this.kick(), POLL_MS);
-    this.timer.unref();
-    this.kick();
+    this.poller.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.poller.stop();
     this.transport?.close();
   }
 
   /** Sends what is pending now (called after a commit that queued mail, and on a timer). */
   kick(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((error: unknown) => this.log.error('email dispatch failed', { error }))
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.poller.kick();
   }
 
   private async drain(): Promise<void> {

@@ -12,6 +12,8 @@ import { mapProfile } from '../idp-attributes/idp-attributes.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from '../users/user.entity.ts';
+import type { Organization } from '../organizations/organization.entity.ts';
+import { joinOrganization } from '../organizations/organizations.service.ts';
 import { emitEvent } from '../events/events.ts';
 import { Application } from '../applications/application.entity.ts';
 
@@ -241,4 +243,34 @@ export async function exchangeCode(deps: AppDeps, em: EntityManager, code: strin
   if (!row) throw new AppError('INVALID_TOKEN', 'This sign-in code is unknown, expired or already used');
   em.setFilterParams(TENANT_FILTER, { workspaceId: row.workspace_id });
   return signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: row.user_id, method: row.kind, origin });
+}
+
+/**
+ * An organization's identity provider speaks for its own domains only: an email outside them is
+ * refused, one inside is trusted as verified, signed in (or created, when just-in-time provisioning
+ * is on) and made a member of the organization.
+ */
+export async function ssoUser(
+  deps: AppDeps,
+  scope: AuditScope,
+  org: Organization,
+  email: string | null,
+  profile: Record<string, unknown>,
+): Promise<string> {
+  const domains = (
+    await scope.em.execute<{ domain: string }[]>('select domain from organization_domains where organization_id = ?', [org.id])
+  ).map((d) => d.domain);
+  const address = email?.toLowerCase() ?? '';
+  if (!domains.includes(address.split('@').pop() ?? '')) {
+    throw new AppError('FORBIDDEN', 'The identity provider asserted an email outside the organization’s domains');
+  }
+  const now = deps.clock.now();
+  const user = await resolveUser(
+    scope,
+    { email: address, emailVerified: true, profile, via: org.id },
+    { create: org.sso.jit_provisioning, roleKey: org.sso.default_role },
+    now,
+  );
+  await joinOrganization(scope.em, scope.workspaceId, org.id, user.id, now);
+  return user.id;
 }

@@ -1,4 +1,5 @@
 import * as client from 'openid-client';
+import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { sha256 } from '../../core/secrets.ts';
 
@@ -10,6 +11,11 @@ export interface ProviderEndpoint {
   issuer?: string;
   /** Plain OAuth 2.0 providers name their endpoints instead. */
   endpoints?: { authorization: string; token: string };
+}
+
+/** http:// identity providers are for tests and local development only. */
+export function rpOptions(deps: AppDeps): RpOptions {
+  return { allowInsecure: deps.config.NODE_ENV !== 'production' };
 }
 
 export interface RpOptions {

@@ -1,12 +1,9 @@
+import { escapeHtml } from '../../core/html.ts';
 /**
  * Server-rendered pages of the Admin Portal: no scripts, no inline styles (a strict CSP allows neither).
  * Pages of a known workspace carry its branding: its stylesheet (our origin) and logo (whose origin
  * the route adds to `img-src`, branding/hosted.ts).
  */
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
 
 export const PORTAL_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";

@@ -2,19 +2,17 @@ import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import express, { Router, type Request, type Response } from 'express';
 import type { AuditScope } from '../../core/audit.ts';
-import type { AppDeps } from '../../core/context.ts';
+import { originOfRequest, type AppDeps } from '../../core/context.ts';
 import { toAppError } from '../../core/error-normalize.ts';
 import { AppError } from '../../core/errors.ts';
-import { getRequestInfo } from '../../core/request-info.ts';
 import { sha256 } from '../../core/secrets.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
 import { allowLogo, hostedBranding } from '../branding/hosted.ts';
 import { Organization } from '../organizations/organization.entity.ts';
 import { findConnection, saveConnection, serviceProviderOf } from './connections.ts';
-import { testOidcIssuer } from './oidc-rp.ts';
 import { notice, page, PORTAL_CSP, portalPage } from './portal.html.ts';
 import { fetchIdpMetadata, parseIdpMetadata } from './saml.ts';
-import { rpOptions } from './sign-in.routes.ts';
+import { rpOptions, testOidcIssuer } from './oidc-rp.ts';
 
 /** How long the IT admin may work in the portal once the single-use link is opened. */
 export const PORTAL_SESSION_MS = 30 * 60 * 1000;
@@ -96,15 +94,7 @@ async function render(
 }
 
 function scopeOf(req: Request, em: EntityManager, session: PortalSession): AuditScope {
-  const info = getRequestInfo(req);
-  return {
-    em,
-    workspaceId: session.workspaceId,
-    actor: { type: 'system', id: `admin_portal:${session.linkId}` },
-    ip: info.ip,
-    userAgent: req.get('user-agent')?.slice(0, 500) ?? null,
-    requestId: info.requestId,
-  };
+  return { em, workspaceId: session.workspaceId, actor: { type: 'system', id: `admin_portal:${session.linkId}` }, ...originOfRequest(req) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import express, { Router, type Request, type Response } from 'express';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
-import type { AppDeps } from '../../core/context.ts';
+import { originOfRequest, type AppDeps } from '../../core/context.ts';
 import { sendError } from '../../core/envelope.ts';
 import { toAppError } from '../../core/error-normalize.ts';
 import { AppError } from '../../core/errors.ts';
@@ -10,7 +10,7 @@ import { rateLimitedError } from '../../core/rate-limit.ts';
 import { getRequestInfo } from '../../core/request-info.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
 import { Organization } from '../organizations/organization.entity.ts';
-import { joinOrganization, organizationForEmail } from '../organizations/organizations.service.ts';
+import { organizationForEmail } from '../organizations/organizations.service.ts';
 import { findConnection, serviceProviderOf } from './connections.ts';
 import { authnRequestUrl, spMetadata, validateSamlResponse } from './saml.ts';
 import {
@@ -19,27 +19,18 @@ import {
   issueCode,
   resolveUser,
   resultRedirect,
+  ssoUser,
   startFlow,
   type CalledBackFlow,
 } from './external-sign-in.ts';
-import { authorizationRequest, providerConfiguration, redeemCode, type ProviderIdentity, type RpOptions } from './oidc-rp.ts';
+import { authorizationRequest, providerConfiguration, redeemCode, rpOptions, type ProviderIdentity } from './oidc-rp.ts';
 import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } from './social.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
 import { randomBytes } from 'node:crypto';
 
-/** http:// identity providers are for tests and local development only. */
-export function rpOptions(deps: AppDeps): RpOptions {
-  return { allowInsecure: deps.config.NODE_ENV !== 'production' };
-}
-
 function query(req: Request, name: string): string | undefined {
   const value = req.query[name];
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function originOf(req: Request) {
-  const info = getRequestInfo(req);
-  return { ip: info.ip, userAgent: req.get('user-agent')?.slice(0, 500) ?? null, requestId: info.requestId };
 }
 
 /** The browser flows' answers: a redirect when they go on, the envelope when they cannot. */
@@ -79,7 +70,7 @@ async function finish(
   deps: AppDeps,
   res: Response,
   flow: CalledBackFlow,
-  origin: ReturnType<typeof originOf>,
+  origin: ReturnType<typeof originOfRequest>,
   identify: (em: EntityManager) => Promise<Provision>,
 ) {
   const em = deps.orm.em.fork();
@@ -172,7 +163,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       if (!state) throw new AppError('BAD_REQUEST', 'The callback has no state');
       const flow = await consumeState(deps, deps.orm.em.fork(), state, 'social');
       const provider = String(req.params.provider);
-      await finish(deps, res, flow, originOf(req), async (em) => {
+      await finish(deps, res, flow, originOfRequest(req), async (em) => {
         if (flow.flow.source !== provider)
           throw new AppError('BAD_REQUEST', 'The callback came from another provider than the sign-in started with');
         const identity = await socialIdentity(deps, em, req, flow, provider);
@@ -253,7 +244,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       const state = query(req, 'state');
       if (!state) throw new AppError('BAD_REQUEST', 'The callback has no state');
       const flow = await consumeState(deps, deps.orm.em.fork(), state, 'sso');
-      await finish(deps, res, flow, originOf(req), async (em) => {
+      await finish(deps, res, flow, originOfRequest(req), async (em) => {
         const org = await em.findOne(Organization, { id: flow.flow.source });
         const connection = org ? await findConnection(em, org.id) : null;
         if (!org || !connection || connection.kind !== 'oidc' || !org.sso.enabled) {
@@ -298,7 +289,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         throw new AppError('BAD_REQUEST', 'The SAML post needs SAMLResponse and RelayState (IdP-initiated sign-in is not supported)');
       const flow = await consumeState(deps, deps.orm.em.fork(), relayState, 'sso');
       const organizationId = String(req.params.organizationId);
-      await finish(deps, res, flow, originOf(req), async (em) => {
+      await finish(deps, res, flow, originOfRequest(req), async (em) => {
         if (flow.flow.source !== organizationId) throw new AppError('BAD_REQUEST', 'The response reached another organization’s endpoint');
         const org = await em.findOne(Organization, { id: organizationId });
         const connection = org ? await findConnection(em, org.id) : null;
@@ -325,34 +316,4 @@ export function externalSignInRoutes(deps: AppDeps): Router {
 function samlServiceProvider(deps: AppDeps, organizationId: string) {
   const sp = serviceProviderOf(deps.config.BASE_URL, organizationId);
   return { entityId: sp.entity_id, acsUrl: sp.acs_url };
-}
-
-/**
- * An organization's identity provider speaks for its own domains only: an email outside them is
- * refused, one inside is trusted as verified, signed in (or created, when just-in-time provisioning
- * is on) and made a member of the organization.
- */
-export async function ssoUser(
-  deps: AppDeps,
-  scope: AuditScope,
-  org: Organization,
-  email: string | null,
-  profile: Record<string, unknown>,
-): Promise<string> {
-  const domains = (
-    await scope.em.execute<{ domain: string }[]>('select domain from organization_domains where organization_id = ?', [org.id])
-  ).map((d) => d.domain);
-  const address = email?.toLowerCase() ?? '';
-  if (!domains.includes(address.split('@').pop() ?? '')) {
-    throw new AppError('FORBIDDEN', 'The identity provider asserted an email outside the organization’s domains');
-  }
-  const now = deps.clock.now();
-  const user = await resolveUser(
-    scope,
-    { email: address, emailVerified: true, profile, via: org.id },
-    { create: org.sso.jit_provisioning, roleKey: org.sso.default_role },
-    now,
-  );
-  await joinOrganization(scope.em, scope.workspaceId, org.id, user.id, now);
-  return user.id;
 }

@@ -82,6 +82,18 @@ describe('social sign-in through a generic OpenID provider', () => {
       body: { client_id: 'x', client_secret: 'y' },
     });
     expect(noIssuer.status).toBe(400);
+    for (const [provider, body, path] of [
+      ['google', { client_id: 'g', client_secret: 's', issuer: 'https://accounts.example.com' }, 'issuer'],
+      [
+        'oidc',
+        { client_id: 'o', client_secret: 's', issuer: idp.issuer, github_base_url: 'https://github.example.com' },
+        'github_base_url',
+      ],
+      ['microsoft', { client_id: 'm' }, 'client_secret'],
+    ] as const) {
+      const res = await call(app, 'PUT', `/api/v1/auth/oauth/providers/${provider}`, { token: ws.apiKey, body });
+      expect([res.status, res.body.error.code, res.body.error.details[0].path], provider).toEqual([400, 'BAD_REQUEST', path]);
+    }
   });
 
   it('redirects with state, nonce and PKCE, creates the user from the verified profile, and swaps the code once', async () => {

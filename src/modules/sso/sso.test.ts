@@ -87,6 +87,12 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     expect(page.body).toContain('Portal Co');
     expect(page.body).toContain(`${base}/api/v1/auth/sso/saml/${org}/acs`);
     expect(page.body).not.toMatch(/<script|style=/);
+    // The portal session lasts 30 minutes from opening the link.
+    app.clock.advance(30 * 60_000);
+    const ended = await call(app, 'GET', '/portal/sso', {
+      headers: { cookie: (first.headers.get('set-cookie') ?? '').split(';')[0] as string },
+    });
+    expect(ended.status).toBe(401);
     const other = await createWorkspace(app, 'Elsewhere');
     expect(
       (await call(app, 'POST', '/api/v1/organizations/portal-link', { token: other.apiKey, body: { organization_id: org } })).status,

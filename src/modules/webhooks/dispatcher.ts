@@ -4,6 +4,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { CryptoBox } from '../../core/crypto-box.ts';
 import { newId } from '../../core/ids.ts';
 import type { Logger } from '../../core/logger.ts';
+import { Poller } from '../../core/poller.ts';
 import { DELIVERY_TIMEOUT_MS, postWebhook, type SendResult, type TargetPolicy } from './sender.ts';
 
 /** After the 1st, 2nd… failed attempt, the next one waits this long; after the last, the delivery fails. */
@@ -36,9 +37,7 @@ interface DueRow {
  * with the same `webhook-id` (at least once). Requests never wait for any of this.
  */
 export class WebhookDispatcher {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly poller: Poller;
 
   constructor(
     private readonly orm: MikroORM,
@@ -46,41 +45,35 @@ export class WebhookDispatcher {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly policy: TargetPolicy,
-  ) {}
+  ) {
+    this.poller = new Poller(
+      () => this.round(),
+      POLL_MS,
+      (error) => this.log.error('webhook dispatch failed', { error }),
+    );
+  }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => this.kick(), POLL_MS);
-    this.timer.unref();
-    this.kick();
+    this.poller.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.poller.stop();
   }
 
-  /** Runs a tick soon; while one runs, one more follows it. */
+  /** Runs a round soon; while one runs, one more follows it. */
   kick(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.tick()
-      .catch((error: unknown) => this.log.error('webhook dispatch failed', { error }))
-      .finally(() => {
-        this.running = null;
-        if (this.again && this.timer) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.poller.kick();
   }
 
-  /** One round: fan out, then send what is due. Tests call it directly after moving the clock. */
+  /** One round now, after the background one (if any) ends. Tests call it after moving the clock. */
   async tick(): Promise<void> {
-    await this.running;
+    await this.poller.idle();
+    await this.round();
+  }
+
+  /** Fan out, then send what is due. */
+  private async round(): Promise<void> {
     await this.fanOut();
     for (;;) {
       const due = await this.claim();

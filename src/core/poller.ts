@@ -1,0 +1,51 @@
+/**
+ * Runs one background job on a timer and on demand (`kick`, after a commit that queued work): never
+ * two rounds at once, and a kick during a round asks for one more round after it. The outboxes (email,
+ * webhooks) use it; what a round does is theirs.
+ */
+export class Poller {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly round: () => Promise<void>,
+    private readonly everyMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.kick(), this.everyMs);
+    this.timer.unref();
+    this.kick();
+  }
+
+  /** Stops the timer and waits for the round in progress, if any. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  /** Resolves once no round is running (a caller about to run one itself waits for it). */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.round()
+      .catch(this.onError)
+      .finally(() => {
+        this.running = null;
+        if (this.again && this.timer) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+}
