@@ -14,6 +14,8 @@ describe('toAppError: a database that cannot be reached', () => {
     'killed mid-query (immediate shutdown)': pgError('terminating connection due to administrator command', '57P01'),
     'still starting up': pgError('the database system is starting up', '57P03'),
     'connection lost': pgError('Connection terminated unexpectedly'),
+    'connecting timed out while it restarts': pgError('Connection terminated due to connection timeout'),
+    'a client the outage closed': new DriverException(pgError('insert into x - Client was closed and is not queryable')),
     'connection lost, as MikroORM reports it': new DriverException(pgError('select 1 - Connection terminated unexpectedly')),
     'the pool timed out': Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), {
       name: 'KnexTimeoutError',

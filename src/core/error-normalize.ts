@@ -23,7 +23,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT
 const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
 /** node-postgres says so in words only; MikroORM puts the statement before them (`select … - Connection …`). */
 const UNAVAILABLE_MESSAGE =
-  /(?:^|- )(Connection terminated( unexpectedly)?|Connection ended unexpectedly|Client has encountered a connection error and is not queryable)$/;
+  /(?:^|- )(Connection terminated( unexpectedly| due to connection timeout)?|Connection ended unexpectedly|Client (has encountered a connection error|was closed) and is not queryable)$/;
 
 /**
  * Whether an error, or one of its causes, says the database could not be reached or went away
