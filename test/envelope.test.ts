@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../src/modules/audit/audit.entity.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { signIn } from './helpers/auth.ts';
 import { call, graphql, trpc } from './helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
 
@@ -280,5 +281,15 @@ describe('text the database cannot store', () => {
     expect([query.status, query.body.error.code]).toEqual([400, 'BAD_REQUEST']);
     const body = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'nul\u0000group' } });
     expect([body.status, body.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+  });
+
+  it('answers 400 BAD_REQUEST, not 500, for an unpaired UTF-16 surrogate in a body string (no UTF-8 form exists)', async () => {
+    const { accessToken: token } = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const factor = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token, body: { name: '\ud800' } });
+    expect([factor.status, factor.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    const trailing = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'group\udc00' } });
+    expect([trailing.status, trailing.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    const paired = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'group \ud83d\ude00' } });
+    expect(paired.status).toBe(201);
   });
 });

@@ -708,8 +708,12 @@ describe('hostile input', () => {
       expect(res.body.errors[0].message).toContain('Int cannot represent');
     });
 
-    it('GET /graphql with extensions or variables that are not JSON is 400, not 500 (extensions=%)', async () => {
-      for (const query of ['query=%7B__typename%7D&extensions=%', 'query=%7B__typename%7D&variables=%7B']) {
+    it('GET /graphql with extensions or variables that are not JSON, or repeated, is 400, not 500 (extensions=%)', async () => {
+      for (const query of [
+        'query=%7B__typename%7D&extensions=%',
+        'query=%7B__typename%7D&variables=%7B',
+        'query=%7B__typename%7D&variables=1e309&variables=%7B%7D',
+      ]) {
         const res = await call(app, 'GET', `/graphql?${query}`, { token: ws.apiKey, headers: { accept: 'application/json' } });
         expect(res.status, query).toBe(400);
         expect(res.body.errors[0].extensions.code).toBe('BAD_REQUEST');

@@ -41,24 +41,34 @@ const t = initTRPC
     },
   });
 
-function holdsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 64 || typeof value !== 'object' || value === null) return false;
-  return Object.entries(value).some(([key, item]) => key.includes('\u0000') || holdsNul(item, depth + 1));
+/** A lone UTF-16 surrogate: no UTF-8 encoding exists for it (encodeURIComponent throws, the database driver would silently alter it). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function unstorable(text: string): boolean {
+  return text.includes('\u0000') || LONE_SURROGATE.test(text);
 }
 
-/** PostgreSQL text cannot hold NUL: it is refused in any input, on every door, before a query sees it. */
-const noNul = t.middleware(async ({ getRawInput, next }) => {
-  if (holdsNul(await getRawInput())) {
-    throw new AppError('BAD_REQUEST', 'The request holds a NUL character, which cannot be stored', {
-      details: [{ path: '', message: 'must not contain NUL (\\u0000)' }],
+function holdsUnstorableText(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return unstorable(value);
+  if (depth > 64 || typeof value !== 'object' || value === null) return false;
+  return Object.entries(value).some(([key, item]) => unstorable(key) || holdsUnstorableText(item, depth + 1));
+}
+
+/**
+ * PostgreSQL text cannot hold NUL, and a lone surrogate has no UTF-8 form: such text is refused in any
+ * input, on every door, before a query or an encoder sees it.
+ */
+const storableText = t.middleware(async ({ getRawInput, next }) => {
+  if (holdsUnstorableText(await getRawInput())) {
+    throw new AppError('BAD_REQUEST', 'The request holds text that cannot be stored', {
+      details: [{ path: '', message: 'must not contain NUL (\\u0000) or an unpaired UTF-16 surrogate' }],
     });
   }
   return next();
 });
 
 /** Every procedure starts here. */
-const base = t.procedure.use(noNul);
+const base = t.procedure.use(storableText);
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;

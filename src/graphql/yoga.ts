@@ -99,15 +99,18 @@ function isJson(text: string): boolean {
 
 /**
  * Yoga reads a GET's `variables` and `extensions` with JSON.parse and answers 500 when they are not
- * JSON; they are checked here first and refused with 400 in GraphQL's error shape.
+ * JSON (or are repeated); they are checked here first and refused with 400 in GraphQL's error shape.
  */
 export const checkGraphQLQueryString: RequestHandler = (req, res, next) => {
   if (req.method !== 'GET') return next();
   const params = new URLSearchParams(req.url.slice(req.url.indexOf('?') + 1 || req.url.length));
   for (const name of ['variables', 'extensions']) {
-    const value = params.get(name);
-    if (value !== null && !isJson(value)) {
-      res.status(400).json({ errors: [{ message: `The ${name} parameter is not valid JSON`, extensions: { code: 'BAD_REQUEST' } }] });
+    const values = params.getAll(name);
+    // Yoga's parser joins a repeated parameter with commas before JSON.parse: one value only.
+    const problem =
+      values.length > 1 ? 'is given more than once' : values.length === 1 && !isJson(values[0] as string) ? 'is not valid JSON' : null;
+    if (problem) {
+      res.status(400).json({ errors: [{ message: `The ${name} parameter ${problem}`, extensions: { code: 'BAD_REQUEST' } }] });
       return;
     }
   }
