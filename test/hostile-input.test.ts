@@ -519,6 +519,30 @@ describe('hostile input', () => {
         await fc.assert(property, { numRuns: RUNS * 4, seed: SEED });
       },
     );
+
+    it('a token, code or client id holding NUL or a lone surrogate names nothing: no 5xx (token=a%00b)', async () => {
+      const authorization = `Basic ${Buffer.from(`${web.id}:${web.secret}`).toString('base64')}`;
+      const introspect = await send(app, 'POST', '/oauth/introspect', {
+        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'token=a%00b',
+      });
+      expect([introspect.status, introspect.json]).toEqual([200, { active: false }]);
+      const revoke = await send(app, 'POST', '/oauth/revoke', {
+        headers: { authorization, 'content-type': 'application/json' },
+        body: '{"token":"a\\ud800"}',
+      });
+      expect(revoke.status).toBe(200);
+      const token = await send(app, 'POST', '/oauth/token', {
+        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=authorization_code&code=a%00b&redirect_uri=https%3A%2F%2Fexample.com%2Fcb&code_verifier=x',
+      });
+      expect([token.status, (token.json as Json).error]).toEqual([400, 'invalid_grant']);
+      const client = await send(app, 'POST', '/oauth/token', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=client_credentials&client_id=app_%00&client_secret=x',
+      });
+      expect([client.status, (client.json as Json).error]).toEqual([401, 'invalid_client']);
+    });
   });
 
   describe('GraphQL', () => {
@@ -696,6 +720,17 @@ describe('hostile input', () => {
       }
       const badBody = await call(app, 'PATCH', `/api/v1/users/${'x'.repeat(101)}`, { token: ws.apiKey, body: { name: 7 } });
       expect(badBody.status).toBe(400);
+    });
+
+    it('a NUL in a path id ranks like any malformed id: after the credential (403) and the body (400), before the lookup (404)', async () => {
+      const forbidden = await call(app, 'DELETE', '/api/v1/auth/sessions/%00', { token: ws.apiKey });
+      expect([forbidden.status, forbidden.body.error.code]).toEqual([403, 'FORBIDDEN']);
+      const notAnObject = await call(app, 'POST', '/api/v1/iga/reviews/usr_/items/%00/decide', { token: ws.apiKey, body: [] });
+      expect([notAnObject.status, notAnObject.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+      const nulInBodyToo = await call(app, 'PATCH', '/api/v1/users/%00', { token: ws.apiKey, body: { name: 'a\u0000' } });
+      expect([nulInBodyToo.status, nulInBodyToo.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+      const surrogate = await call(app, 'GET', '/api/v1/users/usr_%ED%A0%80', { token: ws.apiKey });
+      expect([surrogate.status, surrogate.body.error.code]).toEqual([404, 'NOT_FOUND']);
     });
 
     it('a GraphQL variable that does not coerce is BAD_REQUEST, not INTERNAL ({"p": ""} for an Int)', async () => {

@@ -8,6 +8,7 @@ import { sendData, sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
 import { getRequestInfo } from './request-info.ts';
+import { UnstorableTextError } from './storable-text.ts';
 import type { Meta } from './trpc.ts';
 
 interface Route {
@@ -120,7 +121,10 @@ function bodyInput(req: Request, members: Set<string> | null): Record<string, un
  * path parameter; a bad body member next to it is still 400.
  */
 function pathParamsInvalid(error: unknown, params: Record<string, string> | undefined): boolean {
-  if (!params || !(error instanceof TRPCError) || error.code !== 'BAD_REQUEST' || !(error.cause instanceof z.core.$ZodError)) return false;
+  if (!params) return false;
+  // A path id holding NUL or a lone surrogate names nothing that can exist.
+  if (error instanceof UnstorableTextError) return error.members.every((member) => Object.hasOwn(params, member));
+  if (!(error instanceof TRPCError) || error.code !== 'BAD_REQUEST' || !(error.cause instanceof z.core.$ZodError)) return false;
   const issues = error.cause.issues;
   return issues.length > 0 && issues.every((issue) => typeof issue.path[0] === 'string' && Object.hasOwn(params, issue.path[0]));
 }
@@ -145,8 +149,6 @@ export function restDoor(deps: AppDeps): RequestHandler {
     if (!route) return next();
     res.locals.route = route.template;
     try {
-      // A path id holding NUL names nothing that can exist: 404 like any malformed id.
-      if (Object.values(params ?? {}).some((value) => value.includes('\u0000'))) throw new AppError('NOT_FOUND', 'No such resource');
       const input = { ...(route.fromBody ? bodyInput(req, route.bodyMembers) : queryInput(req)), ...params };
       const caller = createCaller(createContext(deps, req)) as unknown as CallerNode;
       const procedure = route.segments.reduce<CallerNode>((node, key) => node[key] as CallerNode, caller);

@@ -1,6 +1,7 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { AppErrorCode, FieldProblem } from './errors.ts';
+import { UnstorableTextError, unstorableMembers } from './storable-text.ts';
 import { AppError } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
@@ -41,34 +42,18 @@ const t = initTRPC
     },
   });
 
-/** A lone UTF-16 surrogate: no UTF-8 encoding exists for it (encodeURIComponent throws, the database driver would silently alter it). */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-function unstorable(text: string): boolean {
-  return text.includes('\u0000') || LONE_SURROGATE.test(text);
-}
-
-function holdsUnstorableText(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return unstorable(value);
-  if (depth > 64 || typeof value !== 'object' || value === null) return false;
-  return Object.entries(value).some(([key, item]) => unstorable(key) || holdsUnstorableText(item, depth + 1));
-}
-
 /**
- * PostgreSQL text cannot hold NUL, and a lone surrogate has no UTF-8 form: such text is refused in any
- * input, on every door, before a query or an encoder sees it.
+ * Refused in any input, on every door, before a query or an encoder sees it; checked where the input
+ * is parsed (after the credential and the rate limit), so its 400 ranks like any invalid input.
  */
 const storableText = t.middleware(async ({ getRawInput, next }) => {
-  if (holdsUnstorableText(await getRawInput())) {
-    throw new AppError('BAD_REQUEST', 'The request holds text that cannot be stored', {
-      details: [{ path: '', message: 'must not contain NUL (\\u0000) or an unpaired UTF-16 surrogate' }],
-    });
-  }
+  const members = unstorableMembers(await getRawInput());
+  if (members.length > 0) throw new UnstorableTextError(members);
   return next();
 });
 
 /** Every procedure starts here. */
-const base = t.procedure.use(storableText);
+const base = t.procedure;
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
@@ -128,6 +113,7 @@ export function limitedUserProcedure(limit?: LimitName) {
       if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
       return next({ ctx: { principal: ctx.principal, userId: ctx.principal.id, sessionId: ctx.principal.sessionId } });
     })
+    .use(storableText)
     .use(transactionPerMutation);
 }
 
@@ -143,6 +129,7 @@ export function managementProcedure(permission: Permission) {
       }
       return next();
     })
+    .use(storableText)
     .use(transactionPerMutation);
 }
 
@@ -155,14 +142,15 @@ export const platformProcedure = base
     if (!constantTimeEqual(presented, expected)) throw new AppError('INVALID_TOKEN', 'The platform token is invalid');
     return next();
   })
+  .use(storableText)
   .use(transactionPerMutation);
 
 /** Anyone, no workspace (refresh and reset: their token names the workspace). */
-export const publicProcedure = base.use(transactionPerMutation);
+export const publicProcedure = base.use(storableText).use(transactionPerMutation);
 
 /** The same, counted against a named limit first. */
 export function limitedPublicProcedure(limit: LimitName) {
-  return base.use(rateLimit(limit)).use(transactionPerMutation);
+  return base.use(rateLimit(limit)).use(storableText).use(transactionPerMutation);
 }
 
 const WORKSPACE_EXISTS: Statement = { name: 'tenant_exists', text: 'select id from workspaces where id = $1' };
@@ -179,5 +167,6 @@ export function publicTenantProcedure(limit?: LimitName) {
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId });
       return next({ ctx: { workspaceId } });
     })
+    .use(storableText)
     .use(transactionPerMutation);
 }

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { runStatement, type Statement } from '../core/sql.ts';
 import { isId } from '../core/ids.ts';
+import { isStorableText } from '../core/storable-text.ts';
 import { clientMetadata, type ApplicationRow } from './clients.ts';
 
 /*
@@ -84,6 +85,10 @@ function now(): string {
   return new Date().toISOString();
 }
 
+/**
+ * Reads and deletes by a presented id (a token, a code, a client id: anything a client sends). An id
+ * holding text the database cannot hold (NUL, a lone surrogate) names nothing: not found, no query.
+ */
 export class PostgresAdapter implements Adapter {
   constructor(
     private readonly orm: MikroORM,
@@ -106,17 +111,20 @@ export class PostgresAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
+    if (!isStorableText(id)) return undefined;
     if (this.kind === 'Client') return this.findClient(id);
     const [row] = await runStatement<PayloadRow>(this.orm, FIND, [this.kind, id, now()]);
     return toPayload(row);
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    if (!isStorableText(uid)) return undefined;
     const [row] = await runStatement<PayloadRow>(this.orm, FIND_BY_UID, [this.kind, uid, now()]);
     return toPayload(row);
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    if (!isStorableText(userCode)) return undefined;
     const [row] = await runStatement<PayloadRow>(this.orm, FIND_BY_USER_CODE, [this.kind, userCode, now()]);
     return toPayload(row);
   }
@@ -134,6 +142,7 @@ export class PostgresAdapter implements Adapter {
   }
 
   async destroy(id: string): Promise<void> {
+    if (!isStorableText(id)) return;
     await runStatement(this.orm, DESTROY, [this.kind, id]);
   }
 
