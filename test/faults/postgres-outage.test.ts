@@ -104,7 +104,7 @@ describe('PostgreSQL stopped and restarted', () => {
 
     // Outage answers: 503 UNAVAILABLE in the envelope, with a request id and Retry-After, well under 2 s.
     for (const reply of [probes.read, probes.signIn, probes.refresh]) {
-      expect(reply.status, JSON.stringify(reply.body)).toBe(503);
+      expect(reply.status, `${JSON.stringify(reply.body)}\n${app.linesAbout(reply.headers.get('x-request-id'))}`).toBe(503);
       expect(errorCode(reply)).toBe('UNAVAILABLE');
       expect(dig(reply.body, 'meta.request_id')).toBe(reply.headers.get('x-request-id'));
       expect(reply.headers.get('retry-after')).toMatch(/^\d+$/);
