@@ -1,5 +1,6 @@
 import { verifyAccessToken } from '../modules/auth/access-token.ts';
 import type { AppDeps } from './context.ts';
+import { BatchedLookup } from './batched-lookup.ts';
 import { AppError } from './errors.ts';
 import type { Grant } from './permissions.ts';
 import { sha256 } from './secrets.ts';
@@ -22,38 +23,75 @@ export function bearerToken(authorization: string | null): string {
 
 /*
  * Both lookups below run on every request, so each is one prepared statement rather than ORM finds
- * (several times the CPU; see core/sql.ts and docs/decisions.md).
+ * (several times the CPU; see core/sql.ts and docs/decisions.md), and the lookups of requests that
+ * arrive together share one statement (core/batched-lookup.ts).
  */
 
-const API_KEY: Statement = {
-  name: 'auth_api_key',
-  text: 'select id, workspace_id from api_keys where key_hash = $1 and revoked_at is null',
+const API_KEYS: Statement = {
+  name: 'auth_api_keys',
+  text: 'select key_hash, id, workspace_id from api_keys where key_hash = any($1::text[]) and revoked_at is null',
 };
 
-async function apiKeyPrincipal(deps: AppDeps, secret: string): Promise<Principal> {
-  const [key] = await runStatement<{ id: string; workspace_id: string }>(deps.orm, API_KEY, [sha256(secret)]);
-  if (!key) throw new AppError('INVALID_TOKEN', 'The API key is invalid or has been revoked');
-  return { type: 'api_key', id: key.id, workspaceId: key.workspace_id, grants: ['*'] };
+interface LiveKey {
+  key_hash: string;
+  id: string;
+  workspace_id: string;
 }
 
-const LIVE_SESSION: Statement = {
-  name: 'auth_live_session',
-  text: `select s.user_id, s.workspace_id,
+const LIVE_SESSIONS: Statement = {
+  name: 'auth_live_sessions',
+  text: `select s.id, s.user_id, s.workspace_id,
                 coalesce(array_agg(r.key) filter (where r.key is not null), '{}') as roles,
                 coalesce(jsonb_agg(r.permissions) filter (where r.key is not null), '[]'::jsonb) as grants
            from sessions s
            join users u on u.id = s.user_id and u.status <> 'deactivated'
            left join role_assignments ra on ra.user_id = s.user_id and (ra.expires_at is null or ra.expires_at > $2)
            left join roles r on r.id = ra.role_id
-          where s.id = $1 and s.ended_at is null and s.expires_at > $2
-          group by s.user_id, s.workspace_id`,
+          where s.id = any($1::text[]) and s.ended_at is null and s.expires_at > $2
+          group by s.id, s.user_id, s.workspace_id`,
 };
 
 interface LiveSession {
+  id: string;
   user_id: string;
   workspace_id: string;
   roles: string[];
   grants: Grant[][];
+}
+
+interface CredentialLookups {
+  apiKeys: BatchedLookup<LiveKey>;
+  sessions: BatchedLookup<LiveSession>;
+}
+
+/** One pair of batched lookups per app (tests run several apps in one process). */
+const lookupsOf = new WeakMap<AppDeps, CredentialLookups>();
+
+function lookups(deps: AppDeps): CredentialLookups {
+  let found = lookupsOf.get(deps);
+  if (!found) {
+    const keyed = <Row extends object>(rows: Row[], key: (row: Row) => string) => new Map(rows.map((row) => [key(row), row]));
+    found = {
+      apiKeys: new BatchedLookup(
+        async (hashes) => keyed(await runStatement<LiveKey>(deps.orm, API_KEYS, [hashes]), (row) => row.key_hash),
+        (requests) => deps.metrics.credentialLookup('api_key', requests),
+      ),
+      // The time is read when the statement runs: after every request in the batch arrived.
+      sessions: new BatchedLookup(
+        async (ids) =>
+          keyed(await runStatement<LiveSession>(deps.orm, LIVE_SESSIONS, [ids, deps.clock.now().toISOString()]), (row) => row.id),
+        (requests) => deps.metrics.credentialLookup('session', requests),
+      ),
+    };
+    lookupsOf.set(deps, found);
+  }
+  return found;
+}
+
+async function apiKeyPrincipal(deps: AppDeps, secret: string): Promise<Principal> {
+  const key = await lookups(deps).apiKeys.load(sha256(secret));
+  if (!key) throw new AppError('INVALID_TOKEN', 'The API key is invalid or has been revoked');
+  return { type: 'api_key', id: key.id, workspaceId: key.workspace_id, grants: ['*'] };
 }
 
 /**
@@ -66,7 +104,7 @@ async function accessTokenPrincipal(deps: AppDeps, token: string): Promise<Princ
     { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
     token,
   );
-  const [live] = await runStatement<LiveSession>(deps.orm, LIVE_SESSION, [claims.sid, deps.clock.now().toISOString()]);
+  const live = await lookups(deps).sessions.load(claims.sid);
   if (!live || live.user_id !== claims.sub || live.workspace_id !== claims.tid) {
     throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
   }

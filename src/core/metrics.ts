@@ -36,6 +36,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly credentialLookups = new Counter({
+    name: 'credential_lookups_total',
+    help: 'Credential checks (API keys, access tokens’ sessions) read from the database, by kind',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly credentialStatements = new Counter({
+    name: 'credential_lookup_statements_total',
+    help: 'Statements that read them: checks arriving together share one, by kind',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   constructor(orm: MikroORM) {
     collectDefaultMetrics({ register: this.registry });
     const queue = (name: string, help: string, sql: string) =>
@@ -63,6 +76,12 @@ export class Metrics {
 
   signIn(outcome: string): void {
     this.signIns.inc({ outcome });
+  }
+
+  /** One statement answered the credential checks of `requests` requests. */
+  credentialLookup(kind: 'api_key' | 'session', requests: number): void {
+    this.credentialStatements.inc({ kind });
+    this.credentialLookups.inc({ kind }, requests);
   }
 
   rateLimited(limit: string): void {

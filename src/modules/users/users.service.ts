@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { runStatement, type Statement } from '../../core/sql.ts';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import { BatchedLookup } from '../../core/batched-lookup.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage } from '../../core/pagination.ts';
@@ -137,14 +138,40 @@ export async function findUser(em: EntityManager, id: string): Promise<User> {
   return user;
 }
 
-const USER_BY_ID: Statement = {
-  name: 'users_get',
-  text: `select ${USER_COLUMNS} from users where id = $1 and workspace_id = $2`,
+const USERS_BY_ID: Statement = {
+  name: 'users_get_many',
+  text: `select users.workspace_id, ${USER_COLUMNS}
+           from unnest($1::text[], $2::text[]) as k(id, workspace_id)
+           join users on users.id = k.id and users.workspace_id = k.workspace_id`,
 };
+
+type ScopedUserRow = UserRow & { workspace_id: string };
+
+/**
+ * Reads of one user that arrive together share one statement (core/batched-lookup.ts), each keyed by
+ * its workspace and id: a row answers only the read of its own workspace.
+ */
+const userLookups = new WeakMap<MikroORM, BatchedLookup<ScopedUserRow>>();
+
+function userLookup(orm: MikroORM): BatchedLookup<ScopedUserRow> {
+  let lookup = userLookups.get(orm);
+  if (!lookup) {
+    lookup = new BatchedLookup(async (keys) => {
+      const pairs = keys.map((key) => key.split(' '));
+      const rows = await runStatement<ScopedUserRow>(orm, USERS_BY_ID, [
+        pairs.map(([, id]) => id),
+        pairs.map(([workspaceId]) => workspaceId),
+      ]);
+      return new Map(rows.map((row) => [`${row.workspace_id} ${row.id}`, row]));
+    });
+    userLookups.set(orm, lookup);
+  }
+  return lookup;
+}
 
 /** The most frequent read of the API, so a prepared statement rather than an ORM find (core/sql.ts). */
 export async function getUser(orm: MikroORM, workspaceId: string, id: string): Promise<UserView> {
-  const [row] = isId('usr', id) ? await runStatement<UserRow>(orm, USER_BY_ID, [id, workspaceId]) : [];
+  const row = isId('usr', id) ? await userLookup(orm).load(`${workspaceId} ${id}`) : undefined;
   if (!row) throw new AppError('NOT_FOUND', 'No such user');
   return userRowToView(row);
 }
