@@ -520,6 +520,16 @@ describe('hostile input', () => {
       },
     );
 
+    it('a JSON body past the limit is refused and the connection stays usable for the next request (was ECONNRESET)', async () => {
+      const oversized = JSON.stringify({ grant_type: 'client_credentials', pad: 'x'.repeat(135_000) });
+      for (let i = 0; i < 3; i++) {
+        const refused = await send(app, 'POST', '/oauth/token', { headers: { 'content-type': 'application/json' }, body: oversized });
+        expect([refused.status, (refused.json as Json).error]).toEqual([400, 'invalid_request']);
+        const next = await send(app, 'POST', '/oauth/token', { headers: { 'content-type': 'application/json' }, body: '{"k":"' });
+        expect([next.status, (next.json as Json).error]).toEqual([400, 'invalid_request']);
+      }
+    });
+
     it('a token, code or client id holding NUL or a lone surrogate names nothing: no 5xx (token=a%00b)', async () => {
       const authorization = `Basic ${Buffer.from(`${web.id}:${web.secret}`).toString('base64')}`;
       const introspect = await send(app, 'POST', '/oauth/introspect', {

@@ -43,16 +43,38 @@ export function sendOAuthError(res: Response, status: number, error: string, des
 
 class BodyError extends Error {}
 
-async function readBody(req: Request): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > BODY_LIMIT) throw new BodyError('the request body is too large');
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * The body, up to BODY_LIMIT. Past it the rest is left unread, not destroyed: destroying the request
+ * would close a keep-alive connection under the client's next request (ECONNRESET); Node discards
+ * what is left once the answer is sent.
+ */
+function readBody(req: Request): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    function onData(chunk: Buffer) {
+      size += chunk.length;
+      if (size <= BODY_LIMIT) return void chunks.push(chunk);
+      stop();
+      reject(new BodyError('the request body is too large'));
+    }
+    function onEnd() {
+      stop();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    }
+    function onError(error: Error) {
+      stop();
+      reject(error);
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
 }
 
 /** A JSON object of scalar members as the form body it stands for. */
