@@ -1,6 +1,6 @@
 import { verifyAccessToken } from '../modules/auth/access-token.ts';
 import type { AppDeps } from './context.ts';
-import { BatchedLookup } from './batched-lookup.ts';
+import { BatchedLookup, keyedBy, perOwner } from './batched-lookup.ts';
 import { AppError } from './errors.ts';
 import type { Grant } from './permissions.ts';
 import { sha256 } from './secrets.ts';
@@ -64,29 +64,19 @@ interface CredentialLookups {
   sessions: BatchedLookup<LiveSession>;
 }
 
-/** One pair of batched lookups per app (tests run several apps in one process). */
-const lookupsOf = new WeakMap<AppDeps, CredentialLookups>();
-
-function lookups(deps: AppDeps): CredentialLookups {
-  let found = lookupsOf.get(deps);
-  if (!found) {
-    const keyed = <Row extends object>(rows: Row[], key: (row: Row) => string) => new Map(rows.map((row) => [key(row), row]));
-    found = {
-      apiKeys: new BatchedLookup(
-        async (hashes) => keyed(await runStatement<LiveKey>(deps.orm, API_KEYS, [hashes]), (row) => row.key_hash),
-        (requests) => deps.metrics.credentialLookup('api_key', requests),
-      ),
-      // The time is read when the statement runs: after every request in the batch arrived.
-      sessions: new BatchedLookup(
-        async (ids) =>
-          keyed(await runStatement<LiveSession>(deps.orm, LIVE_SESSIONS, [ids, deps.clock.now().toISOString()]), (row) => row.id),
-        (requests) => deps.metrics.credentialLookup('session', requests),
-      ),
-    };
-    lookupsOf.set(deps, found);
-  }
-  return found;
-}
+/** One pair of batched lookups per app. */
+const lookups = perOwner((deps: AppDeps): CredentialLookups => ({
+  apiKeys: new BatchedLookup(
+    async (hashes) => keyedBy(await runStatement<LiveKey>(deps.orm, API_KEYS, [hashes]), (row) => row.key_hash),
+    (requests) => deps.metrics.credentialLookup('api_key', requests),
+  ),
+  // The time is read when the statement runs: after every request in the batch arrived.
+  sessions: new BatchedLookup(
+    async (ids) =>
+      keyedBy(await runStatement<LiveSession>(deps.orm, LIVE_SESSIONS, [ids, deps.clock.now().toISOString()]), (row) => row.id),
+    (requests) => deps.metrics.credentialLookup('session', requests),
+  ),
+}));
 
 async function apiKeyPrincipal(deps: AppDeps, secret: string): Promise<Principal> {
   const key = await lookups(deps).apiKeys.load(sha256(secret));

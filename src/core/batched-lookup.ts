@@ -55,3 +55,21 @@ export class BatchedLookup<Row> {
     }
   }
 }
+
+/** Rows as a map for `BatchedLookup`: each under the key its lookup asked for. */
+export function keyedBy<Row>(rows: Row[], key: (row: Row) => string): Map<string, Row> {
+  return new Map(rows.map((row) => [key(row), row]));
+}
+
+/** One value per owner (an app's deps, an ORM), made on first use: tests run several apps in one process. */
+export function perOwner<Owner extends object, Value>(make: (owner: Owner) => Value): (owner: Owner) => Value {
+  const made = new WeakMap<Owner, Value>();
+  return (owner) => {
+    let value = made.get(owner);
+    if (value === undefined) {
+      value = make(owner);
+      made.set(owner, value);
+    }
+    return value;
+  };
+}

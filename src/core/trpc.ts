@@ -83,6 +83,9 @@ const transactionPerMutation = t.middleware(async ({ ctx, type, meta, next }) =>
   return outcome as NonNullable<typeof outcome>;
 });
 
+/** Every builder's last steps before the input is parsed: the text check, then the mutation's transaction. */
+const lastSteps = storableText.unstable_pipe(transactionPerMutation);
+
 /** Resolves the credential and scopes every later query to the caller's workspace. */
 const authenticated = t.middleware(async ({ ctx, next }) => {
   const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
@@ -113,8 +116,7 @@ export function limitedUserProcedure(limit?: LimitName) {
       if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
       return next({ ctx: { principal: ctx.principal, userId: ctx.principal.id, sessionId: ctx.principal.sessionId } });
     })
-    .use(storableText)
-    .use(transactionPerMutation);
+    .use(lastSteps);
 }
 
 export const userProcedure = limitedUserProcedure();
@@ -129,8 +131,7 @@ export function managementProcedure(permission: Permission) {
       }
       return next();
     })
-    .use(storableText)
-    .use(transactionPerMutation);
+    .use(lastSteps);
 }
 
 /** Operator calls (`/platform/v1`): `Bearer $PLATFORM_API_TOKEN`; absent when the token is unset. */
@@ -142,15 +143,14 @@ export const platformProcedure = base
     if (!constantTimeEqual(presented, expected)) throw new AppError('INVALID_TOKEN', 'The platform token is invalid');
     return next();
   })
-  .use(storableText)
-  .use(transactionPerMutation);
+  .use(lastSteps);
 
 /** Anyone, no workspace (refresh and reset: their token names the workspace). */
-export const publicProcedure = base.use(storableText).use(transactionPerMutation);
+export const publicProcedure = base.use(lastSteps);
 
 /** The same, counted against a named limit first. */
 export function limitedPublicProcedure(limit: LimitName) {
-  return base.use(rateLimit(limit)).use(storableText).use(transactionPerMutation);
+  return base.use(rateLimit(limit)).use(lastSteps);
 }
 
 const WORKSPACE_EXISTS: Statement = { name: 'tenant_exists', text: 'select id from workspaces where id = $1' };
@@ -167,6 +167,5 @@ export function publicTenantProcedure(limit?: LimitName) {
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId });
       return next({ ctx: { workspaceId } });
     })
-    .use(storableText)
-    .use(transactionPerMutation);
+    .use(lastSteps);
 }

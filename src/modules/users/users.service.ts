@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { runStatement, type Statement } from '../../core/sql.ts';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
-import { BatchedLookup } from '../../core/batched-lookup.ts';
+import { BatchedLookup, keyedBy, perOwner } from '../../core/batched-lookup.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage } from '../../core/pagination.ts';
@@ -151,23 +151,17 @@ type ScopedUserRow = UserRow & { workspace_id: string };
  * Reads of one user that arrive together share one statement (core/batched-lookup.ts), each keyed by
  * its workspace and id: a row answers only the read of its own workspace.
  */
-const userLookups = new WeakMap<MikroORM, BatchedLookup<ScopedUserRow>>();
-
-function userLookup(orm: MikroORM): BatchedLookup<ScopedUserRow> {
-  let lookup = userLookups.get(orm);
-  if (!lookup) {
-    lookup = new BatchedLookup(async (keys) => {
+const userLookup = perOwner(
+  (orm: MikroORM) =>
+    new BatchedLookup(async (keys) => {
       const pairs = keys.map((key) => key.split(' '));
       const rows = await runStatement<ScopedUserRow>(orm, USERS_BY_ID, [
         pairs.map(([, id]) => id),
         pairs.map(([workspaceId]) => workspaceId),
       ]);
-      return new Map(rows.map((row) => [`${row.workspace_id} ${row.id}`, row]));
-    });
-    userLookups.set(orm, lookup);
-  }
-  return lookup;
-}
+      return keyedBy(rows, (row) => `${row.workspace_id} ${row.id}`);
+    }),
+);
 
 /** The most frequent read of the API, so a prepared statement rather than an ORM find (core/sql.ts). */
 export async function getUser(orm: MikroORM, workspaceId: string, id: string): Promise<UserView> {
