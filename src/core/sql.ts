@@ -45,9 +45,7 @@ function knexClient(orm: MikroORM): KnexClient {
   return (orm.em.getConnection().getKnex() as unknown as { client: KnexClient }).client;
 }
 
-/** Runs a prepared statement on a pooled connection (never inside a request's transaction). */
-export async function runStatement<R>(orm: MikroORM, statement: Statement, values: unknown[]): Promise<R[]> {
-  const client = knexClient(orm);
+async function runPooled<R>(client: KnexClient, statement: Statement, values: unknown[]): Promise<R[]> {
   const connection = await client.acquireConnection();
   try {
     const result = await connection.query<R>(config(client, statement, values));
@@ -57,11 +55,20 @@ export async function runStatement<R>(orm: MikroORM, statement: Statement, value
   }
 }
 
-/** Runs a prepared statement on the connection of the transaction `em` is in. */
+/** Runs a prepared statement on a pooled connection (never inside a request's transaction). */
+export function runStatement<R>(orm: MikroORM, statement: Statement, values: unknown[]): Promise<R[]> {
+  return runPooled(knexClient(orm), statement, values);
+}
+
+/**
+ * Runs a prepared statement on the connection of the transaction `em` is in; when `em` is in none, on
+ * a pooled connection of its own (the statement is then atomic on its own, like any single statement).
+ */
 export async function runStatementIn<R>(em: EntityManager, statement: Statement, values: unknown[]): Promise<R[]> {
+  const client = em.getConnection().getKnex().client as unknown as KnexClient;
   const trx = em.getTransactionContext() as { client?: { acquireConnection(): Promise<PgClient> } } | undefined;
-  if (!trx?.client) throw new Error('runStatementIn needs an em inside a transaction');
+  if (!trx?.client) return runPooled(client, statement, values);
   const connection = await trx.client.acquireConnection();
-  const result = await connection.query<R>(config(em.getConnection().getKnex().client, statement, values));
+  const result = await connection.query<R>(config(client, statement, values));
   return result.rows;
 }

@@ -16,8 +16,9 @@ import { rateLimitedError, type LimitName } from './rate-limit.ts';
 /**
  * Procedure meta: the REST path (trpc-to-openapi), the status a success answers with,
  * `singleStatement` for mutations whose whole work is one atomic SQL statement (no BEGIN/COMMIT), and
- * `ownTransaction` for mutations that wait on the network first (a DNS lookup) and then open their own
- * short transaction, so no connection is held while they wait.
+ * `ownTransaction` for mutations that keep their own atomicity so that no connection is held while
+ * they wait: on the network (a DNS lookup, then a short transaction of their own), or on Argon2id
+ * (sign-in, whose writes are single statements: auth/sign-in.ts).
  */
 export type Meta = OpenApiMeta<{ successStatus?: 200 | 201; singleStatement?: true; ownTransaction?: true }>;
 

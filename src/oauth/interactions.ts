@@ -44,16 +44,20 @@ function html(res: Response, status: number, body: string, branding?: Branding):
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: AppError };
 
+function workspaceEm(deps: AppDeps, workspaceId: string): EntityManager {
+  const em = deps.orm.em.fork();
+  em.setFilterParams(TENANT_FILTER, { workspaceId });
+  return em;
+}
+
 /**
  * One transaction, as a tRPC mutation has. A refusal (an AppError) comes back as a value for the page
  * to show; one that asks to keep its writes (the failed attempt's audit row, the lockout count)
  * commits them first, any other rolls back. Anything else is thrown.
  */
 async function attempt<T>(deps: AppDeps, workspaceId: string, work: (em: EntityManager) => Promise<T>): Promise<Outcome<T>> {
-  const em = deps.orm.em.fork();
-  em.setFilterParams(TENANT_FILTER, { workspaceId });
   try {
-    return await em.transactional(async (tx): Promise<Outcome<T>> => {
+    return await workspaceEm(deps, workspaceId).transactional(async (tx): Promise<Outcome<T>> => {
       try {
         return { ok: true, value: await work(tx) };
       } catch (error) {
@@ -62,6 +66,19 @@ async function attempt<T>(deps: AppDeps, workspaceId: string, work: (em: EntityM
         return { ok: false, refusal: error };
       }
     });
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, refusal: error };
+    throw error;
+  }
+}
+
+/**
+ * A password sign-in, outside any transaction like the API's (auth/sign-in.ts keeps what it writes),
+ * so no connection is held while Argon2id runs; a refusal comes back as a value, as from `attempt`.
+ */
+async function passwordAttempt<T>(deps: AppDeps, workspaceId: string, work: (em: EntityManager) => Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { ok: true, value: await work(workspaceEm(deps, workspaceId)) };
   } catch (error) {
     if (error instanceof AppError) return { ok: false, refusal: error };
     throw error;
@@ -164,7 +181,7 @@ export function interactionRoutes(deps: AppDeps): Router {
       const parsed = loginInput.safeParse(req.body);
       if (!parsed.success) return loginPage(res, ctx, 400, { email, error: 'Enter your email address and password.' });
       const signIn = { workspaceId: ctx.workspaceId, ...parsed.data, origin: originOfRequest(req) };
-      const outcome = await attempt(deps, ctx.workspaceId, (em) =>
+      const outcome = await passwordAttempt(deps, ctx.workspaceId, (em) =>
         signInWith(deps, em, signIn, sessionlessFinish({ client_id: ctx.client.clientId })),
       );
       // Unknown email and wrong password read the same: the pipeline's own message.

@@ -16,6 +16,7 @@ import { Migration20261126090000_organizations } from './Migration20261126090000
 import { Migration20261126100000_actions } from './Migration20261126100000_actions.ts';
 import { Migration20261126110000_customization } from './Migration20261126110000_customization.ts';
 import { Migration20261126120000_webhooks } from './Migration20261126120000_webhooks.ts';
+import { Migration20261126130000_hot_updates } from './Migration20261126130000_hot_updates.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -39,4 +40,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126100000_actions', class: Migration20261126100000_actions },
   { name: 'Migration20261126110000_customization', class: Migration20261126110000_customization },
   { name: 'Migration20261126120000_webhooks', class: Migration20261126120000_webhooks },
+  { name: 'Migration20261126130000_hot_updates', class: Migration20261126130000_hot_updates },
 ];

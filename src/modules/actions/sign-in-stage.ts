@@ -10,8 +10,9 @@ import type { ActionOutcome, PostLoginEvent } from './isolate-runner.ts';
  */
 
 /**
- * What every sign-in asks: the workspace's deployed post-login actions, in creation order. Answered
- * from a partial index (`actions_live_index`), so a workspace without any pays one index probe.
+ * The workspace's deployed post-login actions, in creation order. Answered from a partial index
+ * (`actions_live_index`). A password sign-in learns with the user whether there are any
+ * (`run.liveActions`) and asks only then.
  */
 const LIVE_ACTIONS: Statement = {
   name: 'actions_live_post_login',
@@ -94,6 +95,7 @@ async function runAction(run: SignInRun, action: LiveAction, event: PostLoginEve
  * refused with MFA_ENROLLMENT_REQUIRED.
  */
 export const actionsStage: SignInStage = async (run) => {
+  if (run.liveActions === false) return undefined;
   const actions = await runStatementIn<LiveAction>(run.em, LIVE_ACTIONS, [run.attempt.workspaceId]);
   if (actions.length === 0) return undefined;
   const event = await postLoginEvent(run);

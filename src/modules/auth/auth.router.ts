@@ -34,7 +34,10 @@ const tags = ['auth'];
 
 export const authRouter = router({
   login: publicTenantProcedure('login')
-    .meta({ openapi: { method: 'POST', path: '/api/v1/auth/login', tags, summary: 'Sign in with email and password (send X-Tenant-ID)' } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/auth/login', tags, summary: 'Sign in with email and password (send X-Tenant-ID)' },
+      ownTransaction: true,
+    })
     .input(loginInput)
     .output(z.union([tokensOutput, challengeOutput]))
     .mutation(async ({ ctx, input }) => {

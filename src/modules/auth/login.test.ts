@@ -1,6 +1,8 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../audit/audit.entity.ts';
+import { availableParallelism } from 'node:os';
+import { hashingSlots, hashPassword } from '../../core/passwords.ts';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, someIp } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
@@ -171,5 +173,46 @@ describe('POST /api/v1/auth/login', () => {
     expect((await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password } })).status).toBe(201);
     expect((await login(app, ws.id, email, `${'p'.repeat(127)}b`)).status).toBe(401);
     expect((await login(app, ws.id, email, password)).status).toBe(200);
+  });
+
+  it('updates the user in place: on a full page of users, a sign-in keeps the row on its page (no new index entries)', async () => {
+    const connection = app.deps.orm.em.getConnection();
+    const hash = await hashPassword(PASSWORD);
+    const rows = await connection.execute<{ id: string; email: string }[]>(
+      `insert into users (id, workspace_id, email, name, status, password_hash, created_at, updated_at, failed_login_count,
+                          email_verified, metadata)
+       select 'usr_hot' || lpad(n::text, 4, '0') || substr(md5(random()::text), 1, 8), ?, 'hot' || n || '-' || md5(random()::text) || '@example.com',
+              'Page Filler ' || n, 'active', ?, now(), now(), 0, false, '{}'::jsonb
+         from generate_series(1, 80) n
+       returning id, email`,
+      [ws.id, hash],
+    );
+    // A row in the middle of the batch: its page was filled by the rows inserted after it.
+    const user = rows[40] as { id: string; email: string };
+    const pageOf = async () => {
+      const [row] = await connection.execute<{ page: string }[]>('select (ctid::text::point)[0]::text as page from users where id = ?', [
+        user.id,
+      ]);
+      return row?.page;
+    };
+    const before = await pageOf();
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+    expect(await pageOf()).toBe(before);
+  });
+
+  it('holds no database connection while the password waits for Argon2id: other requests are answered meanwhile', async () => {
+    const user = await newUser('waiting');
+    // Every hashing slot taken, so the sign-ins below wait for one, more of them than the pool has connections.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held = Array.from({ length: availableParallelism() }, () => hashingSlots(() => gate));
+    const waiting = Array.from({ length: 6 }, () => login(app, ws.id, user.email, PASSWORD));
+    while (hashingSlots.pendingCount < waiting.length) await new Promise((resolve) => setTimeout(resolve, 5));
+
+    const read = await call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey });
+    expect(read.status).toBe(200);
+    release();
+    await Promise.all(held);
+    expect((await Promise.all(waiting)).map((res) => res.status)).toEqual(waiting.map(() => 200));
   });
 });

@@ -24,8 +24,9 @@ const INVALID_REFRESH = 'The refresh token is invalid, expired or revoked';
  * `users` would still see the row as it was before.)
  *
  * A sign-in's writes in one prepared statement (core/sql.ts): the user's sign-in bookkeeping, the
- * session, its first refresh token and the audit row, all or nothing, answering the user and the
- * roles the access token names.
+ * session, its first refresh token, the audit row and the `user.signed_in` outbox event, all or
+ * nothing, answering the user and the roles the access token names. One statement needs no
+ * transaction around it: sign-in opens none (sign-in.ts).
  */
 const START: Statement = {
   name: 'auth_session_start',
@@ -49,12 +50,17 @@ const START: Statement = {
            select $10, workspace_id, 'auth.login', 'success', 'user', id, 'user', id, $8, $9, $11,
                   jsonb_build_object('method', $12::text, 'email', email), $2 from u
            returning id
+         ), e as (
+           insert into events (id, workspace_id, type, payload, created_at)
+           select $14, workspace_id, 'user.signed_in', jsonb_build_object('user_id', id, 'session_id', $4::text, 'method', $12::text), $2
+             from u
+           returning id
          )
          select u.*,
                 exists (select 1 from mfa_factors f where f.user_id = u.id and f.status = 'Verified') as mfa_enabled,
                 (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
                   where ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > $2)) as roles,
-                (select count(*) from s) + (select count(*) from r) + (select count(*) from a) as written
+                (select count(*) from s) + (select count(*) from r) + (select count(*) from a) + (select count(*) from e) as written
            from u`,
 };
 
@@ -97,7 +103,7 @@ export interface SessionStart {
   claims?: CustomClaims;
 }
 
-/** A new session for a user whose sign-in has passed every stage, inside the request's transaction. */
+/** A new session for a user whose sign-in has passed every stage, in `em`'s transaction if it is in one. */
 export async function startSession(deps: AppDeps, em: EntityManager, start: SessionStart, origin: Origin): Promise<TokensView> {
   const now = deps.clock.now();
   const sessionId = newId('ses');
@@ -116,9 +122,9 @@ export async function startSession(deps: AppDeps, em: EntityManager, start: Sess
     origin.requestId,
     start.method,
     start.claims ? JSON.stringify(start.claims) : null,
+    newId('msg'),
   ]);
   if (!row) throw new AppError('INVALID_CREDENTIALS', 'The provided credentials are incorrect');
-  emitEvent({ em, workspaceId: row.workspace_id }, 'user.signed_in', { user_id: row.id, session_id: sessionId, method: start.method });
   return tokensFor(deps, row, sessionId, secret, start.claims ?? null);
 }
 

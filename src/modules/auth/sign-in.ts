@@ -56,13 +56,21 @@ export interface SignInRun {
   user: SignInUser;
   /** Custom claims for the access token, from the workspace's actions (kept on a challenge and the session). */
   claims?: Record<string, unknown>;
+  /**
+   * Whether the workspace has deployed post-login actions, when the password stage read it with the
+   * user (the actions stage then needs no query to learn there are none).
+   */
+  liveActions?: boolean;
 }
 
+/** The account, and whether the workspace runs post-login actions (from `actions_live_index`). */
 const USER_BY_EMAIL: Statement = {
   name: 'auth_login_user',
-  text: `select id, email, status, password_hash, locked_until,
-                exists (select 1 from mfa_factors f where f.user_id = users.id and f.status = 'Verified') as has_factor
-           from users where workspace_id = $1 and email = $2`,
+  text: `select u.id, u.email, u.status, u.password_hash, u.locked_until,
+                exists (select 1 from mfa_factors f where f.user_id = u.id and f.status = 'Verified') as has_factor,
+                exists (select 1 from actions a where a.workspace_id = $1 and a.trigger = 'post-login'
+                          and a.deployed_code is not null) as live_actions
+           from users u where u.workspace_id = $1 and u.email = $2`,
 };
 
 export type SignInChallenge = { kind: 'challenge'; challenge: ChallengeView };
@@ -141,7 +149,7 @@ async function countFailure(em: EntityManager, user: SignInUser, now: Date): Pro
  * Stage 1, password. Unknown email and wrong password are the same answer, after the same Argon2id
  * work. Everything else (account state included) is decided only once the password is right.
  */
-async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Date): Promise<SignInUser> {
+async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Date): Promise<{ user: SignInUser; liveActions: boolean }> {
   const [row] = await runStatementIn<{
     id: string;
     email: string;
@@ -149,6 +157,7 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
     password_hash: string | null;
     locked_until: string | null;
     has_factor: boolean;
+    live_actions: boolean;
   }>(em, USER_BY_EMAIL, [attempt.workspaceId, attempt.email]);
   const user: SignInUser | null = row
     ? {
@@ -174,7 +183,7 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
     await countFailure(em, user, now);
     throw await refusal({ em, attempt, now }, user, 'wrong_password', new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }));
   }
-  return user;
+  return { user, liveActions: row?.live_actions ?? true };
 }
 
 /** Stage 2, account state: deactivated and locked accounts are refused, now that the password is known right. */
@@ -233,18 +242,41 @@ async function runStages<T>(run: SignInRun, finish: SignInFinish<T>): Promise<T 
   return finish(run);
 }
 
-/** The password, every stage, then `finish`; a stage may answer a second-factor challenge instead. */
+/**
+ * The password, every stage, then `finish`; a stage may answer a second-factor challenge instead.
+ *
+ * `em` need not be in a transaction, and the API's sign-in opens none, so no connection is held while
+ * Argon2id runs (or waits for a core): every write of the pipeline is one statement, atomic on its
+ * own (the attempt's risk row, a failure count, the session with its audit row and event), and the
+ * rows it adds to `em` (a refusal's audit row, a challenge) are written at the end, also when the
+ * attempt is refused (`keepChanges`). In a caller's transaction all of it commits with the caller.
+ */
 export async function signInWith<T>(
   deps: AppDeps,
   em: EntityManager,
   attempt: SignInAttempt,
   finish: SignInFinish<T>,
 ): Promise<T | SignInChallenge> {
-  return counted(deps, async () => {
-    const now = deps.clock.now();
-    const user = await checkPassword(em, attempt, now);
-    return runStages({ deps, em, attempt, now, user }, finish);
-  });
+  return counted(deps, () =>
+    writingAddedRows(em, async () => {
+      const now = deps.clock.now();
+      const { user, liveActions } = await checkPassword(em, attempt, now);
+      return runStages({ deps, em, attempt, now, user, liveActions }, finish);
+    }),
+  );
+}
+
+/** Writes the rows `run` added to `em` once it is done, and when it is refused with `keepChanges`. */
+async function writingAddedRows<T>(em: EntityManager, run: () => Promise<T>): Promise<T> {
+  let result: T;
+  try {
+    result = await run();
+  } catch (error) {
+    if (error instanceof AppError && error.keepChanges) await em.flush();
+    throw error;
+  }
+  await em.flush();
+  return result;
 }
 
 /** Counts the attempt's outcome for `/metrics`: success, challenge, or the code it was refused with. */
@@ -348,5 +380,5 @@ export async function signInVerifiedUser(
     origin: input.origin,
     method: input.method,
   };
-  return counted(deps, () => runStages({ deps, em, attempt, now, user }, issueTokens));
+  return counted(deps, () => writingAddedRows(em, () => runStages({ deps, em, attempt, now, user }, issueTokens)));
 }
