@@ -43,16 +43,6 @@ const t = initTRPC
     },
   });
 
-/**
- * Refused in any input, on every door, before a query or an encoder sees it; checked where the input
- * is parsed (after the credential and the rate limit), so its 400 ranks like any invalid input.
- */
-const storableText = t.middleware(async ({ getRawInput, next }) => {
-  const members = unstorableMembers(await getRawInput());
-  if (members.length > 0) throw new UnstorableTextError(members);
-  return next();
-});
-
 /** Every procedure starts here. */
 const base = t.procedure;
 
@@ -61,11 +51,18 @@ export const createCallerFactory = t.createCallerFactory;
 export const middleware = t.middleware;
 
 /**
- * One transaction per mutation: the handler, its audit rows and its outbox rows commit together or
- * not at all (unless the error asks to keep them: see AppError `keepChanges`). Queries run on the
- * request's plain fork. `ctx.afterCommit` callbacks run once the commit is done.
+ * Every builder's last step before the input is parsed (one middleware: each layer costs every request
+ * a copy of tRPC's call options):
+ * - Unstorable text (NUL, a lone surrogate) is refused in any input, on every door, before a query or
+ *   an encoder sees it; checked here, after the credential and the rate limit, so its 400 ranks like
+ *   any invalid input.
+ * - One transaction per mutation: the handler, its audit rows and its outbox rows commit together or
+ *   not at all (unless the error asks to keep them: see AppError `keepChanges`). Queries run on the
+ *   request's plain fork. `ctx.afterCommit` callbacks run once the commit is done.
  */
-const transactionPerMutation = t.middleware(async ({ ctx, type, meta, next }) => {
+const lastSteps = t.middleware(async ({ ctx, type, meta, next, getRawInput }) => {
+  const members = unstorableMembers(await getRawInput());
+  if (members.length > 0) throw new UnstorableTextError(members);
   if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
   let outcome: Awaited<ReturnType<typeof next>> | undefined;
   try {
@@ -84,15 +81,18 @@ const transactionPerMutation = t.middleware(async ({ ctx, type, meta, next }) =>
   return outcome as NonNullable<typeof outcome>;
 });
 
-/** Every builder's last steps before the input is parsed: the text check, then the mutation's transaction. */
-const lastSteps = storableText.unstable_pipe(transactionPerMutation);
-
-/** Resolves the credential and scopes every later query to the caller's workspace. */
-const authenticated = t.middleware(async ({ ctx, next }) => {
-  const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
-  ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
-  return next({ ctx: { principal, workspaceId: principal.workspaceId } });
-});
+/**
+ * Resolves the credential, lets `admit` refuse it (a missing permission), and scopes every later
+ * query to the caller's workspace.
+ */
+function authenticated(admit: (principal: Principal) => void = () => undefined) {
+  return t.middleware(async ({ ctx, next }) => {
+    const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
+    admit(principal);
+    ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
+    return next({ ctx: { principal, workspaceId: principal.workspaceId } });
+  });
+}
 
 /**
  * A named limit of the spec's table, checked before the input is even parsed. `key` picks what is
@@ -111,7 +111,7 @@ const noLimit = t.middleware(({ next }) => next());
 /** A signed-in user acting as themself (their own factors, password, sessions). */
 export function limitedUserProcedure(limit?: LimitName) {
   return base
-    .use(authenticated)
+    .use(authenticated())
     .use(limit ? rateLimit(limit) : noLimit)
     .use(({ ctx, next }) => {
       if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
@@ -125,13 +125,11 @@ export const userProcedure = limitedUserProcedure();
 /** Management calls: an API key, or a user whose roles grant `permission`. */
 export function managementProcedure(permission: Permission) {
   return base
-    .use(authenticated)
-    .use(({ ctx, next }) => {
-      if (!grants(ctx.principal.grants, permission)) {
-        throw new AppError('FORBIDDEN', `This needs the ${permission} permission`);
-      }
-      return next();
-    })
+    .use(
+      authenticated((principal) => {
+        if (!grants(principal.grants, permission)) throw new AppError('FORBIDDEN', `This needs the ${permission} permission`);
+      }),
+    )
     .use(lastSteps);
 }
 
