@@ -28,9 +28,6 @@ export function buildApp(deps: AppDeps): Express {
   app.use(securityHeaders);
   app.get('/metrics', deps.metrics.handler(deps.config.METRICS_TOKEN));
   app.use(globalRateLimit(deps));
-  app.use(healthRoutes(deps));
-  app.use(wellKnownRoutes(deps));
-  app.use(oauthRoutes(deps));
 
   const openApiDocument = buildOpenApiDocument(deps.config.BASE_URL);
   app.get('/api/v1/openapi.json', (_req, res) => {
@@ -39,10 +36,14 @@ export function buildApp(deps: AppDeps): Express {
 
   const json = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
   app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json);
+  // The spec's paths first, as most requests are theirs; a path it does not know goes on to the rest.
+  app.use(restDoor(deps));
+  app.use(healthRoutes(deps));
+  app.use(wellKnownRoutes(deps));
+  app.use(oauthRoutes(deps));
   app.use(externalSignInRoutes(deps));
   app.use(portalRoutes(deps));
   app.use(brandingRoutes(deps));
-  app.use(restDoor(deps));
   app.use(
     '/trpc',
     createExpressMiddleware({

@@ -15,6 +15,8 @@ interface Route {
   method: string;
   /** The spec's path template, for metrics (`/api/v1/users/{id}`). */
   template: string;
+  /** The template's lower-cased literal start (`/api/v1/users/`): a cheap test before the pattern. */
+  prefix: string;
   pattern: RegExp;
   /** `users.get` → ['users', 'get'] on the caller. */
   segments: string[];
@@ -64,6 +66,7 @@ function routes(): Route[] {
       {
         method: openapi.method,
         template: openapi.path,
+        prefix: normalizePath(openapi.path).split('{')[0]?.toLowerCase() ?? '',
         pattern: getPathRegExp(normalizePath(openapi.path)),
         segments: path.split('.'),
         fromBody: openapi.method !== 'GET' && openapi.method !== 'DELETE',
@@ -139,9 +142,10 @@ export function restDoor(deps: AppDeps): RequestHandler {
   return async (req, res, next) => {
     if (!req.path.startsWith('/api/v1/') && !req.path.startsWith('/platform/v1/')) return next();
     const path = normalizePath(req.path);
+    const lowerPath = path.toLowerCase();
     let params: Record<string, string> | undefined;
     const route = table.find((r) => {
-      if (r.method !== req.method) return false;
+      if (r.method !== req.method || !lowerPath.startsWith(r.prefix)) return false;
       const match = r.pattern.exec(path);
       if (match) params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, safeDecode(v)]));
       return match !== null;
