@@ -15,8 +15,9 @@ import { BENCH_PASSWORD, seed, seedAudit, type SeededAudit } from './seed.ts';
  * this process and writes bench/results.md. Each request comes from another X-Forwarded-For address
  * (TRUST_PROXY=loopback), as real traffic would, so per-IP limits are exercised but not hit.
  * Ceilings measured in the same run: a bare Node HTTP server, a bare Express 5 server, and the raw
- * Argon2id verify rate with the service's parameters (the most sign-ins per second the CPU allows),
- * measured right before and after the sign-in scenario.
+ * Argon2id verify rate with the service's parameters (the most sign-ins per second the CPU allows).
+ * The single-user reads and the sign-ins, whose ratios have targets, run BENCH_ROUNDS times
+ * interleaved with their ceiling (`interleaved`).
  */
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -24,6 +25,8 @@ const ONLY = process.env.BENCH_ONLY?.split(',');
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const REFRESH_TOKENS = Number(process.env.BENCH_REFRESH_TOKENS ?? 60_000);
 const AUDIT_EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 1_000_000);
+/** Rounds of the scenarios with a target ratio, each round followed by a run of their ceiling. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PORT_APP = 3901;
 const PORT_BARE = 3902;
 
@@ -129,28 +132,37 @@ async function argon2Rate(): Promise<Row> {
 }
 
 /**
- * The sign-in ceiling, measured right before and right after the sign-in scenario (the server idle
- * meanwhile) and averaged: this machine's speed drifts by a fifth within minutes, so a ceiling taken
- * at another moment than the sign-ins would skew their ratio either way.
+ * A ceiling and the scenarios it bounds, interleaved (the service idle while the ceiling is measured):
+ * ceiling, scenarios, ceiling, … , ceiling, for BENCH_ROUNDS rounds. Every row is the mean of its runs.
+ * This machine's speed drifts by a fifth within minutes; a ceiling taken at another moment than its
+ * scenarios skewed their ratio either way, and one run of each was a coin toss.
  */
-async function aroundSignIns(signIns: () => Promise<Row>): Promise<{ ceiling: Row; signIn: Row }> {
-  const before = await argon2Rate();
-  const signIn = await signIns();
-  const after = await argon2Rate();
-  return {
-    ceiling: mean('Argon2id verify, raw (sign-in ceiling: mean of the runs right before and after the sign-ins)', before, after),
-    signIn,
-  };
+async function interleaved(
+  ceilingName: string,
+  ceiling: (() => Promise<Row>) | null,
+  scenarios: (() => Promise<Row>)[],
+): Promise<{ ceiling: Row | null; rows: Row[] }> {
+  const rounds = ceiling ? ROUNDS : 1;
+  const ceilingRuns = ceiling ? [await ceiling()] : [];
+  const runs: Row[][] = scenarios.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, scenario] of scenarios.entries()) runs[i]?.push(await scenario());
+    if (ceiling) ceilingRuns.push(await ceiling());
+  }
+  return { ceiling: ceilingRuns.length > 0 ? meanOf(ceilingName, ceilingRuns) : null, rows: runs.map((r) => meanOf(null, r)) };
 }
 
-/** One ceiling row from two measurements of it. */
-function mean(name: string, before: Row, after: Row): Row {
+/** One row from several runs of a measurement: the mean of each figure. */
+function meanOf(name: string | null, runs: Row[]): Row {
+  const first = runs[0] as Row;
+  const mean = (pick: (row: Row) => number) => runs.reduce((sum, row) => sum + pick(row), 0) / runs.length;
   return {
-    ...before,
-    name,
-    requests: (before.requests + after.requests) / 2,
-    p50: Math.round((before.p50 + after.p50) / 2),
-    p99: Math.round((before.p99 + after.p99) / 2),
+    ...first,
+    name: name ?? first.name,
+    requests: mean((r) => r.requests),
+    p50: Math.round(mean((r) => r.p50)),
+    p99: Math.round(mean((r) => r.p99)),
+    non2xx: runs.reduce((sum, row) => sum + row.non2xx, 0),
   };
 }
 
@@ -196,7 +208,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
 
   if (wanted('node')) ceilings.push(await bareRate('bench/bare-server.ts', 'bare Node HTTP server (ceiling)'));
-  // With the sign-in scenario, the Argon2id ceiling is measured around it instead (aroundSignIns).
+  // With the sign-in scenario, the Argon2id ceiling is measured interleaved with it instead.
   if (wanted('argon2') && !wanted('login')) ceilings.push(await argon2Rate());
 
   // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server while it is loaded.
@@ -213,18 +225,16 @@ async function main(): Promise<void> {
     if (signedIn.status !== 200) throw new Error(`sign-in probe answered ${signedIn.status}: ${await signedIn.text()}`);
     const bearer = { authorization: `Bearer ${((await signedIn.json()) as { data: { access_token: string } }).data.access_token}` };
 
-    // The Express ceiling is measured right before and right after the single-user reads it bounds
-    // (the service idle meanwhile), as the Argon2id one is around the sign-ins: the machine drifts.
-    const expressLabel = 'bare Express 5 server (ceiling: mean of the runs right before and after the single-user reads)';
-    const expressBefore = wanted('express') ? await bareRate('bench/bare-express.ts', expressLabel) : undefined;
-
-    if (wanted('get-key'))
-      rows.push(
-        await load('GET /api/v1/users/{id} (API key)', `${base}/api/v1/users/${seeded.userId}`, () => ({ headers: key }), 'bare Express 5'),
+    // The single-user reads, interleaved with the bare Express ceiling that bounds them.
+    const reads: (() => Promise<Row>)[] = [];
+    if (wanted('get-key')) {
+      reads.push(() =>
+        load('GET /api/v1/users/{id} (API key)', `${base}/api/v1/users/${seeded.userId}`, () => ({ headers: key }), 'bare Express 5'),
       );
+    }
     if (wanted('get-token')) {
-      rows.push(
-        await load(
+      reads.push(() =>
+        load(
           'GET /api/v1/users/{id} (access token + live session check)',
           `${base}/api/v1/users/${seeded.userId}`,
           () => ({ headers: bearer }),
@@ -232,7 +242,13 @@ async function main(): Promise<void> {
         ),
       );
     }
-    if (expressBefore) ceilings.push(mean(expressLabel, expressBefore, await bareRate('bench/bare-express.ts', expressLabel)));
+    const measured = await interleaved(
+      `bare Express 5 server (ceiling: mean of ${ROUNDS + 1} runs interleaved with the single-user reads)`,
+      wanted('express') ? () => bareRate('bench/bare-express.ts', 'bare Express 5 server (ceiling)') : null,
+      reads,
+    );
+    if (measured.ceiling) ceilings.push(measured.ceiling);
+    rows.push(...measured.rows);
     if (wanted('list')) {
       rows.push(
         await load(
@@ -325,20 +341,25 @@ async function main(): Promise<void> {
     }
     if (wanted('login')) {
       let i = 0;
-      const { ceiling, signIn } = await aroundSignIns(() =>
-        load(
-          'POST /api/v1/auth/login (Argon2id)',
-          `${base}/api/v1/auth/login`,
-          () => ({
-            method: 'POST',
-            headers: { 'x-tenant-id': seeded.workspaceId },
-            body: JSON.stringify({ email: seeded.emails[i++ % seeded.emails.length], password: BENCH_PASSWORD }),
-          }),
-          'Argon2id verify',
-        ),
+      const signIns = await interleaved(
+        `Argon2id verify, raw (sign-in ceiling: mean of ${ROUNDS + 1} runs interleaved with the sign-ins)`,
+        argon2Rate,
+        [
+          () =>
+            load(
+              'POST /api/v1/auth/login (Argon2id)',
+              `${base}/api/v1/auth/login`,
+              () => ({
+                method: 'POST',
+                headers: { 'x-tenant-id': seeded.workspaceId },
+                body: JSON.stringify({ email: seeded.emails[i++ % seeded.emails.length], password: BENCH_PASSWORD }),
+              }),
+              'Argon2id verify',
+            ),
+        ],
       );
-      ceilings.push(ceiling);
-      rows.push(signIn);
+      if (signIns.ceiling) ceilings.push(signIns.ceiling);
+      rows.push(...signIns.rows);
     }
   } finally {
     await stopProcess(app);
@@ -363,7 +384,8 @@ async function main(): Promise<void> {
     '',
     `Written by \`npm run bench\` on ${new Date().toISOString()}: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version},`,
     `database ${database}, rate-limit state ${redis}; ${CONNECTIONS} connections, ${DURATION} s per scenario after a 2 s warm-up;`,
-    'server, database, Redis and load generator share the machine.',
+    'server, database, Redis and load generator share the machine. The single-user reads and the sign-ins are each the mean of',
+    `${ROUNDS} runs interleaved with ${ROUNDS + 1} runs of their ceiling (the machine's speed drifts within minutes).`,
     '',
     ...table,
     '',
