@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { signIn, type SignedIn } from './helpers/auth.ts';
 import { call } from './helpers/http.ts';
+import { metricValue, scrapeMetrics } from './helpers/metrics.ts';
 import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
 
 const METRICS_TOKEN = 'metrics-token-credential-lookups';
@@ -22,9 +23,11 @@ describe('reads of concurrent requests that share a statement', () => {
   afterAll(() => app.close());
 
   async function counters(kind: 'session' | 'api_key'): Promise<{ lookups: number; statements: number }> {
-    const res = await call<string>(app, 'GET', '/metrics', { token: METRICS_TOKEN });
-    const read = (name: string) => Number(new RegExp(`^${name}\\{kind="${kind}"\\} (\\d+)`, 'm').exec(res.body)?.[1] ?? 0);
-    return { lookups: read('credential_lookups_total'), statements: read('credential_lookup_statements_total') };
+    const text = await scrapeMetrics(app, METRICS_TOKEN);
+    return {
+      lookups: metricValue(text, `credential_lookups_total{kind="${kind}"}`),
+      statements: metricValue(text, `credential_lookup_statements_total{kind="${kind}"}`),
+    };
   }
 
   it('share statements, and each answer is its own: the ended session is refused in the same burst as live ones', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { login, someIp } from './helpers/auth.ts';
 import { call } from './helpers/http.ts';
+import { scrapeMetrics } from './helpers/metrics.ts';
 import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
@@ -15,12 +16,7 @@ describe('GET /metrics', () => {
   });
   afterAll(() => app.close());
 
-  const scrape = async () => {
-    const res = await call<string>(app, 'GET', '/metrics', { token: METRICS_TOKEN });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toContain('text/plain');
-    return res.body;
-  };
+  const scrape = () => scrapeMetrics(app, METRICS_TOKEN);
 
   it('is protected by its token', async () => {
     expect((await call(app, 'GET', '/metrics')).status).toBe(401);

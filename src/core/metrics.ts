@@ -10,12 +10,11 @@ import { constantTimeEqual } from './secrets.ts';
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests by method, route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
+  private readonly requests = this.counter('http_requests_total', 'HTTP requests by method, route template and status', [
+    'method',
+    'route',
+    'status',
+  ]);
   private readonly latency = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by method, route template and status',
@@ -23,31 +22,22 @@ export class Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [this.registry],
   });
-  private readonly signIns = new Counter({
-    name: 'sign_in_attempts_total',
-    help: 'Sign-in attempts by outcome (success, challenge, or the refusal code)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  private readonly limited = new Counter({
-    name: 'rate_limit_hits_total',
-    help: 'Requests refused by a rate limit, by limit',
-    labelNames: ['limit'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly credentialLookups = new Counter({
-    name: 'credential_lookups_total',
-    help: 'Credential checks (API keys, access tokens’ sessions) read from the database, by kind',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-  });
-  private readonly credentialStatements = new Counter({
-    name: 'credential_lookup_statements_total',
-    help: 'Statements that read them: checks arriving together share one, by kind',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-  });
+  private readonly signIns = this.counter(
+    'sign_in_attempts_total',
+    'Sign-in attempts by outcome (success, challenge, or the refusal code)',
+    ['outcome'],
+  );
+  private readonly limited = this.counter('rate_limit_hits_total', 'Requests refused by a rate limit, by limit', ['limit']);
+  private readonly credentialLookups = this.counter(
+    'credential_lookups_total',
+    'Credential checks (API keys, access tokens’ sessions) read from the database, by kind',
+    ['kind'],
+  );
+  private readonly credentialStatements = this.counter(
+    'credential_lookup_statements_total',
+    'Statements that read them: checks arriving together share one, by kind',
+    ['kind'],
+  );
 
   constructor(orm: MikroORM) {
     collectDefaultMetrics({ register: this.registry });
@@ -72,6 +62,11 @@ export class Metrics {
       'select count(*)::int as n from events where fanned_out_at is null',
     );
     queue('emails_pending', 'Emails waiting in the outbox', `select count(*)::int as n from email_outbox where status = 'pending'`);
+  }
+
+  /** A counter in this process's registry. */
+  private counter<Label extends string>(name: string, help: string, labelNames: readonly Label[]): Counter<Label> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
   signIn(outcome: string): void {

@@ -366,6 +366,19 @@ describe('authorization endpoint and discovery', () => {
       expect(again.body).toContain('autocomplete="current-password"');
     });
 
+    it('keeps a refused hosted sign-in on record although it runs in no transaction: its audit row is written', async () => {
+      const user = await newUser();
+      const browser = new Browser(app.url);
+      const login = await browser.go((await codeRequest()).url);
+      const refused = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: 'not the passphrase' });
+      expect(refused.status).toBe(401);
+      const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=auth.login&outcome=failure&target_id=${user.id}`, {
+        token: ws.apiKey,
+      });
+      expect(audit.body.data).toHaveLength(1);
+      expect(audit.body.data[0].details).toMatchObject({ reason: 'wrong_password', email: user.email });
+    });
+
     it('a deactivated user’s refresh token and access token stop working', async () => {
       const user = await newUser();
       const request = await codeRequest();

@@ -2,9 +2,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
+import { decodeJwt } from 'jose';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { login } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { postWebhook } from './sender.ts';
@@ -69,6 +71,22 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     expect(res.status).toBe(201);
     return res.body.data as { id: string; secret: string };
   }
+
+  it('tells of a sign-in once its session exists (user.signed_in, written by the session statement); a refused one tells nothing', async () => {
+    const created = await endpoint({ event_types: ['user.signed_in'] });
+    receiver.received.length = 0;
+    expect((await login(app, ws.id, ws.owner.email, 'not the passphrase')).status).toBe(401);
+    const signedIn = await login(app, ws.id, ws.owner.email, ws.owner.password);
+    expect(signedIn.status).toBe(200);
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1);
+    const payload = verify(created.secret, receiver.received[0] as Received);
+    expect(payload).toMatchObject({
+      type: 'user.signed_in',
+      data: { user_id: ws.owner.id, session_id: decodeJwt(signedIn.body.data.access_token).sid, method: 'password' },
+    });
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
 
   it('lists the subscribable event types', async () => {
     const res = await call(app, 'GET', '/api/v1/webhooks/event-types', { token: ws.apiKey });
