@@ -11,11 +11,35 @@ interface WindowCount {
 }
 
 /**
+ * Adds each key's hits to its shared total in one script run for the whole batch (a flush under load
+ * carries a key per client address: one command per key, let alone three, cost more than the counting).
+ * The shared window starts with the first hit any instance reports (SET … NX PX) and each instance
+ * adopts its end (PTTL), so all of them reset together. KEYS: the counters; ARGV: the window in ms,
+ * then each key's hits. Answers total, ttl for each key in turn. (The keys of one call must live on one
+ * node: this is for a single Redis, as is the rest of the service's Redis state.)
+ */
+const WINDOW_ADD = `local out = {}
+for i, key in ipairs(KEYS) do
+  redis.call('SET', key, 0, 'PX', ARGV[1], 'NX')
+  out[2 * i - 1] = redis.call('INCRBY', key, ARGV[i + 1])
+  out[2 * i] = redis.call('PTTL', key)
+end
+return out`;
+
+/** The script as a command on the client (ioredis sends EVALSHA, and the script itself once if Redis lacks it). */
+interface WindowAdding {
+  windowAdd(numberOfKeys: number, ...args: (string | number)[]): Promise<number[]>;
+}
+
+/** Keys per script run, so that a flush after a burst of many addresses never holds Redis for long. */
+const KEYS_PER_CALL = 500;
+
+/**
  * A window counter for the global limit (1,000 calls per minute per IP), which every request
  * passes through. Asking Redis on every request cost a round trip and a script run per call — about a
  * tenth of the server's CPU under load. Here each process counts in memory and adds its counts to the
- * shared Redis total in one pipeline per flush (every 100 ms), deciding on the last shared total it read
- * plus its own unflushed hits. A window opens at a key's first hit and lasts a minute. Across instances the limit can be overshot by what the others admitted
+ * shared Redis total in one script run per flush (every 100 ms; 500 keys per run), deciding on the last
+ * shared total it read plus its own unflushed hits. A window opens at a key's first hit and lasts a minute. Across instances the limit can be overshot by what the others admitted
  * since their last flush, which is acceptable for a coarse abuse limit; the security limits (sign-in,
  * password, second factor, token endpoint) stay exact, one Redis call per attempt (rate-limit.ts).
  * Without Redis, or while Redis fails, the local count alone decides: never unlimited.
@@ -34,6 +58,7 @@ export class BatchedWindowLimiter {
     flushEveryMs = 100,
     private readonly now: () => number = Date.now,
   ) {
+    if (redis && !('windowAdd' in redis)) redis.defineCommand('windowAdd', { lua: WINDOW_ADD });
     this.timer = setInterval(() => void this.flush(), flushEveryMs);
     this.timer.unref();
   }
@@ -77,25 +102,26 @@ export class BatchedWindowLimiter {
     // Without Redis, or while it is down (core/redis.ts logs that once), the count stays local
     // instead of failing a flush, and warning, every 100 ms.
     if (batch.length === 0 || !this.redis || this.redis.status !== 'ready') return;
-    // The shared window starts with the first hit any instance reports (SET … NX PX) and each instance
-    // adopts its end (PTTL), so all of them reset together.
-    const pipeline = this.redis.pipeline();
-    for (const { key } of batch) {
-      const redisKey = `${this.keyPrefix}:${key}`;
-      pipeline.set(redisKey, 0, 'PX', this.windowMs, 'NX');
-    }
-    batch.forEach(({ key, sent }) => pipeline.incrby(`${this.keyPrefix}:${key}`, sent).pttl(`${this.keyPrefix}:${key}`));
-    try {
-      const results = (await pipeline.exec()) ?? [];
-      batch.forEach(({ count }, i) => {
-        const [error, total] = results[batch.length + i * 2] ?? [new Error('no reply')];
-        const [, ttl] = results[batch.length + i * 2 + 1] ?? [null, -1];
-        // The shared total includes this process's hits; the other instances' are what it adds.
-        if (!error) count.known = Math.max(count.known, Number(total));
-        if (!error && Number(ttl) > 0) count.resetAt = now + Number(ttl);
-      });
-    } catch (error) {
-      this.onError(error);
+    const redis = this.redis as Redis & WindowAdding;
+    for (let start = 0; start < batch.length; start += KEYS_PER_CALL) {
+      const chunk = batch.slice(start, start + KEYS_PER_CALL);
+      try {
+        const results = await redis.windowAdd(
+          chunk.length,
+          ...chunk.map(({ key }) => `${this.keyPrefix}:${key}`),
+          this.windowMs,
+          ...chunk.map(({ sent }) => sent),
+        );
+        chunk.forEach(({ count }, i) => {
+          // The shared total includes this process's hits; the other instances' are what it adds.
+          count.known = Math.max(count.known, Number(results[2 * i]));
+          const ttl = Number(results[2 * i + 1]);
+          if (ttl > 0) count.resetAt = now + ttl;
+        });
+      } catch (error) {
+        this.onError(error);
+        return;
+      }
     }
   }
 
