@@ -2,8 +2,8 @@ import type { Request, RequestHandler } from 'express';
 import { TRPCError, type AnyProcedure } from '@trpc/server';
 import { z } from 'zod';
 import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
-import { appRouter, createCaller } from '../router.ts';
-import { createContext, type AppDeps } from './context.ts';
+import { appRouter } from '../router.ts';
+import { createContext, type AppDeps, type Context } from './context.ts';
 import { sendData, sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
@@ -18,8 +18,9 @@ interface Route {
   /** The template's lower-cased literal start (`/api/v1/users/`): a cheap test before the pattern. */
   prefix: string;
   pattern: RegExp;
-  /** `users.get` → ['users', 'get'] on the caller. */
-  segments: string[];
+  /** The procedure's path in the router (`users.get`) and the procedure itself. */
+  path: string;
+  procedure: AnyProcedure;
   /** GET and DELETE read their input from the query string, the others from the JSON body. */
   fromBody: boolean;
   successStatus: number;
@@ -54,7 +55,25 @@ function looseMembers(procedure: AnyProcedure): Set<string> | null {
   return new Set(Object.keys(object.shape));
 }
 
-type CallerNode = { [key: string]: CallerNode } & ((input: unknown) => Promise<unknown>);
+/** What tRPC's server-side caller hands a procedure (and its own HTTP handler too). */
+interface ProcedureCall {
+  path: string;
+  getRawInput: () => Promise<unknown>;
+  ctx: Context;
+  type: 'query' | 'mutation';
+  signal: undefined;
+  batchIndex: number;
+}
+
+/**
+ * Calls a procedure as `createCaller(ctx).users.get(input)` would, without building a caller and its
+ * proxies for every request: the same middlewares, input and output parsing, and errors.
+ */
+function invoke(route: Route, ctx: Context, input: unknown): Promise<unknown> {
+  const call = route.procedure as unknown as (opts: ProcedureCall) => Promise<unknown>;
+  const type = route.procedure._def.type === 'mutation' ? 'mutation' : 'query';
+  return call({ path: route.path, getRawInput: () => Promise.resolve(input), ctx, type, signal: undefined, batchIndex: 0 });
+}
 
 function routes(): Route[] {
   const procedures = appRouter._def.procedures as unknown as Record<string, AnyProcedure>;
@@ -68,7 +87,8 @@ function routes(): Route[] {
         template: openapi.path,
         prefix: normalizePath(openapi.path).split('{')[0]?.toLowerCase() ?? '',
         pattern: getPathRegExp(normalizePath(openapi.path)),
-        segments: path.split('.'),
+        path,
+        procedure,
         fromBody: openapi.method !== 'GET' && openapi.method !== 'DELETE',
         successStatus: meta?.successStatus ?? 200,
         bodyMembers: openapi.method !== 'GET' && openapi.method !== 'DELETE' ? looseMembers(procedure) : null,
@@ -134,7 +154,7 @@ function pathParamsInvalid(error: unknown, params: Record<string, string> | unde
 
 /**
  * The REST door: the spec's exact paths (from each procedure's `meta.openapi`, the same meta that
- * trpc-to-openapi turns into the OpenAPI document), called through the router's caller, every answer
+ * trpc-to-openapi turns into the OpenAPI document), each procedure called as the router's caller calls it, every answer
  * in the envelope. Matching ignores a trailing slash, as the spec's paths have some.
  */
 export function restDoor(deps: AppDeps): RequestHandler {
@@ -154,9 +174,7 @@ export function restDoor(deps: AppDeps): RequestHandler {
     res.locals.route = route.template;
     try {
       const input = { ...(route.fromBody ? bodyInput(req, route.bodyMembers) : queryInput(req)), ...params };
-      const caller = createCaller(createContext(deps, req)) as unknown as CallerNode;
-      const procedure = route.segments.reduce<CallerNode>((node, key) => node[key] as CallerNode, caller);
-      sendData(res, route.successStatus, await procedure(input));
+      sendData(res, route.successStatus, await invoke(route, createContext(deps, req), input));
     } catch (error) {
       const { appError, internal } = toAppError(pathParamsInvalid(error, params) ? new AppError('NOT_FOUND', 'No such resource') : error);
       if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, path: req.path, error });
