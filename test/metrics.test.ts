@@ -41,6 +41,13 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/process_resident_memory_bytes \d+/);
     expect(text).not.toContain(ws.owner.id); // raw paths never become labels
   });
+
+  it('counts paths no route matched under one label, however many there are', async () => {
+    for (let i = 0; i < 5; i++) await call(app, 'GET', `/made-up-${i}/x`);
+    const text = await scrape();
+    expect(text).not.toContain('made-up');
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\(unmatched\)",status="404"\} [5-9]/);
+  });
 });
 
 describe('GET /metrics without METRICS_TOKEN', () => {

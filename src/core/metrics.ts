@@ -4,6 +4,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { constantTimeEqual } from './secrets.ts';
 
 /**
+ * The route label of requests no route matched (404s, static files): a label per path, or per first
+ * segment, would let anyone add series to the registry without end, one made-up path at a time.
+ */
+const UNMATCHED = '(unmatched)';
+
+/**
  * Prometheus metrics of one process (each app has its own registry, so tests can run several):
  * request rate and latency by route and status, sign-in outcomes, rate-limit refusals, and the
  * webhook and email queues (read from the database when scraped).
@@ -83,15 +89,35 @@ export class Metrics {
     this.limited.inc({ limit });
   }
 
+  /**
+   * The request counter's and histogram's series for one method, route and status, made once: labels
+   * are bounded (route templates), and looking a series up by its label object on every request cost
+   * more than counting.
+   */
+  private readonly series = new Map<string, { count: () => void; observe: (seconds: number) => void }>();
+
+  private requestSeries(method: string, route: string, status: number) {
+    const key = `${method} ${status} ${route}`;
+    let found = this.series.get(key);
+    if (!found) {
+      const labels = { method, route, status: String(status) };
+      const counter = this.requests.labels(labels);
+      const histogram = this.latency.labels(labels);
+      found = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+      this.series.set(key, found);
+    }
+    return found;
+  }
+
   /** Times every request; the route label is the matched template, never the raw path (bounded labels). */
   middleware(): RequestHandler {
     return (req, res, next) => {
       const started = process.hrtime.bigint();
       res.once('finish', () => {
-        const route = (res.locals.route as string | undefined) ?? (req.route?.path as string | undefined) ?? routeFamily(req.path);
-        const labels = { method: req.method, route, status: String(res.statusCode) };
-        this.requests.inc(labels);
-        this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        const route = (res.locals.route as string | undefined) ?? (req.route?.path as string | undefined) ?? UNMATCHED;
+        const series = this.requestSeries(req.method, route, res.statusCode);
+        series.count();
+        series.observe(Number(process.hrtime.bigint() - started) / 1e9);
       });
       next();
     };
@@ -113,10 +139,4 @@ export class Metrics {
       }
     };
   }
-}
-
-/** Paths no route matched (404s, static files) collapse to their first segment. */
-function routeFamily(path: string): string {
-  const first = path.split('/')[1];
-  return first ? `/${first}/*` : '/';
 }
