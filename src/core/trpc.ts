@@ -10,6 +10,7 @@ import { grants, type Permission } from './permissions.ts';
 import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { isId } from './ids.ts';
+import { KnownWorkspaces } from './known-workspaces.ts';
 import { runStatement, type Statement } from './sql.ts';
 import { rateLimitedError, type LimitName } from './rate-limit.ts';
 
@@ -154,6 +155,9 @@ export function limitedPublicProcedure(limit: LimitName) {
 
 const WORKSPACE_EXISTS: Statement = { name: 'tenant_exists', text: 'select id from workspaces where id = $1' };
 
+/** Ids are unique across databases, so one process-wide memory serves every app a test starts. */
+const knownWorkspaces = new KnownWorkspaces();
+
 /** Public calls about one workspace, named by `X-Tenant-ID` (sign-in, forgotten password). */
 export function publicTenantProcedure(limit?: LimitName) {
   return base
@@ -161,7 +165,9 @@ export function publicTenantProcedure(limit?: LimitName) {
     .use(async ({ ctx, next }) => {
       const workspaceId = ctx.tenantHeader?.trim();
       if (!workspaceId) throw new AppError('BAD_REQUEST', 'Send the workspace id in the X-Tenant-ID header');
-      const [found] = isId('wsp', workspaceId) ? await runStatement<{ id: string }>(ctx.deps.orm, WORKSPACE_EXISTS, [workspaceId]) : [];
+      const found =
+        isId('wsp', workspaceId) &&
+        (await knownWorkspaces.exists(workspaceId, async (id) => (await runStatement(ctx.deps.orm, WORKSPACE_EXISTS, [id])).length > 0));
       if (!found) throw new AppError('NOT_FOUND', 'No workspace has the id given in X-Tenant-ID');
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId });
       return next({ ctx: { workspaceId } });
