@@ -127,6 +127,46 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
+  it('fans events out to every endpoint that wants them, many events in one round, each delivery its own id', async () => {
+    const first = await endpoint({ event_types: ['user.created'] });
+    const second = await endpoint({ event_types: ['user.created', 'user.deleted'] });
+    const unrelated = await endpoint({ event_types: ['role.assigned'] });
+    receiver.received.length = 0;
+    const before = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const user = await call(app, 'POST', '/api/v1/users', {
+        token: ws.apiKey,
+        body: { email: uniqueEmail('fanned'), password: 'fanned passphrase' },
+      });
+      ids.push(user.body.data.id);
+    }
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(6);
+    const deliveryIds = receiver.received.map((r) => r.headers['webhook-id']);
+    expect(new Set(deliveryIds).size).toBe(6);
+    for (const id of deliveryIds) expect(id).toMatch(/^dlv_[0-9a-hjkmnp-tv-z]{26}$/);
+    for (const [secret, url] of [
+      [first.secret, first.id],
+      [second.secret, second.id],
+    ] as const) {
+      const deliveries = await call(app, 'GET', `/api/v1/webhooks/${url}/deliveries`, { token: ws.apiKey });
+      expect(deliveries.body.data).toHaveLength(3);
+      const mine = receiver.received.filter((r) => deliveries.body.data.some((d: { id: string }) => d.id === r.headers['webhook-id']));
+      const payloads = mine.map((r) => verify(secret, r));
+      expect(payloads.map((p) => p.data.id).sort()).toEqual([...ids].sort());
+      for (const payload of payloads) {
+        expect(payload.type).toBe('user.created');
+        expect(payload.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        expect(Date.parse(payload.timestamp)).toBeGreaterThanOrEqual(before - 1000);
+        expect(Date.parse(payload.timestamp)).toBeLessThanOrEqual(Date.now());
+      }
+    }
+    const none = await call(app, 'GET', `/api/v1/webhooks/${unrelated.id}/deliveries`, { token: ws.apiKey });
+    expect(none.body.data).toHaveLength(0);
+    for (const created of [first, second, unrelated]) await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
   it('retries a failing receiver on the backoff schedule with the same webhook-id, then redelivers on demand', async () => {
     const created = await endpoint({ event_types: ['webhook.test'] });
     receiver.received.length = 0;
