@@ -45,7 +45,13 @@ const KEYS_PER_CALL = 500;
  * Without Redis, or while Redis fails, the local count alone decides: never unlimited.
  */
 export class BatchedWindowLimiter {
+  /** Every key with an open window, oldest window first (a window reopened is moved to the end). */
   private readonly counts = new Map<string, WindowCount>();
+  /**
+   * Keys hit since the last flush: a flush reads these, not every open window (under load the windows
+   * are one per client address of the last minute, hundreds of thousands, ten flushes a second).
+   */
+  private readonly hit = new Set<string>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> | null = null;
 
@@ -68,12 +74,14 @@ export class BatchedWindowLimiter {
     let count = this.counts.get(key);
     if (!count || now >= count.resetAt) {
       count = { resetAt: now + this.windowMs, known: 0, pending: 0 };
+      this.counts.delete(key);
       this.counts.set(key, count);
     }
     const used = count.known + count.pending;
     const resetSeconds = Math.max(1, Math.ceil((count.resetAt - now) / 1000));
     if (used >= this.points) return { allowed: false, limit: this.points, remaining: 0, resetSeconds };
     count.pending += 1;
+    this.hit.add(key);
     return { allowed: true, limit: this.points, remaining: this.points - used - 1, resetSeconds };
   }
 
@@ -87,11 +95,18 @@ export class BatchedWindowLimiter {
 
   private async flushOnce(): Promise<void> {
     const now = this.now();
-    const batch: { key: string; count: WindowCount; sent: number }[] = [];
+    // Closed windows go from the front, up to the first open one (a window that adopted another
+    // instance's end may close a little out of order; it goes in a later flush).
     for (const [key, count] of this.counts) {
-      if (now >= count.resetAt) this.counts.delete(key);
-      else if (count.pending > 0) batch.push({ key, count, sent: count.pending });
+      if (now < count.resetAt) break;
+      this.counts.delete(key);
     }
+    const batch: { key: string; count: WindowCount; sent: number }[] = [];
+    for (const key of this.hit) {
+      const count = this.counts.get(key);
+      if (count && now < count.resetAt && count.pending > 0) batch.push({ key, count, sent: count.pending });
+    }
+    this.hit.clear();
     // The hits being sent move from pending to known before the round trip, not after it: while the
     // reply is awaited they must still count, or every flush briefly forgets them and a burst gets
     // past the limit (the 1,001st call was admitted under load).
