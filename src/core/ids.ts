@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /**
  * Opaque, time-ordered ids with a type prefix (`usr_01j…`): 48 bits of milliseconds and 80 random
@@ -55,8 +55,26 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+/**
+ * Random bytes for ids, drawn from the CSPRNG 4 KiB at a time and never reused: a sign-in makes five
+ * ids, and a call into OpenSSL per id cost more than encoding them. (Secrets still take their own
+ * `randomBytes`, core/secrets.ts.)
+ */
+const pool = Buffer.alloc(4000);
+let poolOffset = pool.length;
+
+function randomChunk(size: number): Buffer {
+  if (poolOffset + size > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const chunk = pool.subarray(poolOffset, poolOffset + size);
+  poolOffset += size;
+  return chunk;
+}
+
 function encodeRandom(): string {
-  const bytes = randomBytes(10);
+  const bytes = randomChunk(10);
   let bits = 0;
   let acc = 0;
   let out = '';
