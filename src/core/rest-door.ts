@@ -154,8 +154,9 @@ function pathParamsInvalid(error: unknown, params: Record<string, string> | unde
 
 /**
  * The REST door: the spec's exact paths (from each procedure's `meta.openapi`, the same meta that
- * trpc-to-openapi turns into the OpenAPI document), each procedure called as the router's caller calls it, every answer
- * in the envelope. Matching ignores a trailing slash, as the spec's paths have some.
+ * trpc-to-openapi turns into the OpenAPI document), each procedure called as the router's caller
+ * calls it, every answer in the envelope. Matching ignores a trailing slash, as the spec's paths have
+ * some.
  */
 export function restDoor(deps: AppDeps): RequestHandler {
   const table = routes();
