@@ -46,7 +46,7 @@ describe('GET /metrics', () => {
     for (let i = 0; i < 5; i++) await call(app, 'GET', `/made-up-${i}/x`);
     const text = await scrape();
     expect(text).not.toContain('made-up');
-    expect(text).toMatch(/http_requests_total\{method="GET",route="\(unmatched\)",status="404"\} [5-9]/);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\(unmatched\)",status="404"\} 5$/m);
   });
 });
 

@@ -59,3 +59,31 @@ describe('BatchedWindowLimiter', () => {
     dead.disconnect();
   });
 });
+
+(process.env.REDIS_URL ? describe : () => undefined)('BatchedWindowLimiter on Redis', () => {
+  it('shares the counts of more keys than one script run takes, each key its own total', async () => {
+    const redis = new Redis(process.env.REDIS_URL as string);
+    if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+    const prefix = `test:batched:chunks:${Date.now()}`;
+    const [a, b] = [0, 1].map(() => new BatchedWindowLimiter(redis, prefix, 2, 60_000, (e) => expect(e).toBeUndefined(), 60_000));
+    const keys = Array.from({ length: 1_201 }, (_, i) => `203.0.113.${i}`);
+    try {
+      // A counts a hit on every third key, B one on every key: once both have flushed, B has read a
+      // shared total of 2 for every third key and 1 for the others, in the third run of 500 keys as in
+      // the first, so it refuses exactly every third key.
+      const hitByA = (i: number) => i % 3 === 0;
+      keys.forEach((key, i) => hitByA(i) && expect(a?.consume(key).allowed).toBe(true));
+      await a?.flush();
+      for (const key of keys) expect(b?.consume(key).allowed).toBe(true);
+      await b?.flush();
+      expect(keys.filter((key) => !b?.consume(key).allowed)).toEqual(keys.filter((_, i) => hitByA(i)));
+      expect(await redis.get(`${prefix}:${keys[1_200]}`)).toBe('2');
+      expect(await redis.get(`${prefix}:${keys[1_199]}`)).toBe('1');
+      expect(await redis.pttl(`${prefix}:${keys[0]}`)).toBeGreaterThan(50_000);
+    } finally {
+      await a?.close();
+      await b?.close();
+      redis.disconnect();
+    }
+  });
+});

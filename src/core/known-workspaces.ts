@@ -1,3 +1,5 @@
+import { ExpiringCache } from './expiring-cache.ts';
+
 /**
  * Workspace ids this process has seen to exist, each remembered for a minute. The sign-in and the
  * forgotten-password calls name their workspace in `X-Tenant-ID`, and asking the database whether it
@@ -7,25 +9,21 @@
  * found at once.
  */
 export class KnownWorkspaces {
-  /** id → when it must be checked again (ms); insertion order is age, so the oldest go first. */
-  private readonly until = new Map<string, number>();
+  private readonly found: ExpiringCache<true>;
 
   constructor(
     private readonly now: () => number = Date.now,
     private readonly ttlMs = 60_000,
-    private readonly max = 10_000,
-  ) {}
+    max = 10_000,
+  ) {
+    this.found = new ExpiringCache(max);
+  }
 
   /** Whether `id` exists, asking `lookup` (the database) only when it is not remembered. */
   async exists(id: string, lookup: (id: string) => Promise<boolean>): Promise<boolean> {
-    const until = this.until.get(id);
-    if (until !== undefined && until > this.now()) return true;
-    const found = await lookup(id);
-    this.until.delete(id);
-    if (found) {
-      if (this.until.size >= this.max) this.until.delete(this.until.keys().next().value as string);
-      this.until.set(id, this.now() + this.ttlMs);
-    }
-    return found;
+    if (this.found.get(id, this.now())) return true;
+    const exists = await lookup(id);
+    if (exists) this.found.set(id, true, this.now() + this.ttlMs);
+    return exists;
   }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Clock } from '../../core/clock.ts';
 import { AppError } from '../../core/errors.ts';
+import { ExpiringCache } from '../../core/expiring-cache.ts';
 import { ACCESS_TOKEN_ALG, type SigningKeys } from './signing-keys.ts';
 
 /** What an access token says (CONTRACT "Tokens and sessions"). */
@@ -49,21 +50,12 @@ export async function signAccessToken(
  * same token many times; its signature cannot change, so only the expiry (and the live session, in
  * core/auth.ts) is checked again. Bounded; oldest entries go first.
  */
-const VERIFIED_MAX = 10_000;
-const verified = new Map<string, { claims: AccessClaims; exp: number }>();
-
-function remember(token: string, claims: AccessClaims, exp: number): void {
-  if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
-  verified.set(token, { claims, exp });
-}
+const verified = new ExpiringCache<AccessClaims>(10_000);
 
 /** Checks signature, algorithm, issuer and expiry; anything wrong is INVALID_TOKEN. */
 export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string): Promise<AccessClaims> {
-  const known = verified.get(token);
-  if (known) {
-    if (known.exp * 1000 > issuer.clock.now().getTime()) return known.claims;
-    verified.delete(token);
-  }
+  const known = verified.get(token, issuer.clock.now().getTime());
+  if (known) return known;
   try {
     const { payload } = await jwtVerify(
       token,
@@ -79,7 +71,7 @@ export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string
       throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
     }
     const claims = { sub, tid, sid, roles };
-    remember(token, claims, payload.exp as number);
+    verified.set(token, claims, (payload.exp as number) * 1000);
     return claims;
   } catch (error) {
     if (error instanceof AppError) throw error;
