@@ -8,6 +8,8 @@ export const LIMITS = {
   global: { points: 1000, duration: 60 },
   login: { points: 10, duration: 60 },
   password: { points: 10, duration: 60 },
+  /** Not in the spec's table: invitation tokens are guessed no faster than reset tokens, on their own count. */
+  invitationAccept: { points: 10, duration: 60 },
   socialAuth: { points: 30, duration: 60 },
   mfaVerify: { points: 5, duration: 300 },
   oauthToken: { points: 60, duration: 60 },

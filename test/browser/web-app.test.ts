@@ -152,14 +152,14 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await owner.getByRole('row', { name: /Ada Lovelace/ }).waitFor();
     await owner.getByRole('button', { name: /Roles and groups of ada\./ }).click();
     const access = owner.getByRole('dialog', { name: /Roles and groups of ada\./ });
-    await access.getByLabel('Role', { exact: true }).selectOption({ label: 'Viewer' });
+    await access.getByLabel('Role', { exact: true }).selectOption({ label: 'viewer' });
     await access.getByRole('button', { name: 'Give role', exact: true }).click();
     await access
       .getByRole('list', { name: /Roles of ada\./ })
-      .getByText('Viewer')
+      .getByText('viewer', { exact: true })
       .waitFor();
     await access.getByRole('button', { name: 'Close', exact: true }).click();
-    await owner.getByRole('row', { name: /Ada Lovelace.*Viewer/ }).waitFor();
+    await owner.getByRole('row', { name: /Ada Lovelace.*viewer/ }).waitFor();
 
     await owner.getByRole('button', { name: /Deactivate alan\./ }).click();
     const confirm = owner.getByRole('dialog', { name: /Deactivate alan\./ });

@@ -47,7 +47,7 @@ describe('entitlements and access requests', () => {
 
   async function rolesOf(userId: string) {
     const res = await call(app, 'GET', `/api/v1/users/${userId}/roles`, { token: ws.apiKey });
-    return res.body.data.map((a: { role: { id: string }; expires_at: string | null }) => ({ id: a.role.id, expires_at: a.expires_at }));
+    return res.body.data.map((r: { id: string; expires_at: string | null }) => ({ id: r.id, expires_at: r.expires_at }));
   }
 
   beforeAll(async () => {
@@ -74,22 +74,22 @@ describe('entitlements and access requests', () => {
     const res = await call(app, 'GET', '/api/v1/iga/entitlements?per_page=100', { token: viewer.token });
     expect(res.status).toBe(200);
     expect(res.body.data.map((e: { type: string; name: string }) => `${e.type}:${e.name}`)).toEqual([
-      'role:Owner',
-      'role:Admin',
-      'role:Viewer',
-      'role:Member',
+      'role:owner',
+      'role:admin',
+      'role:viewer',
+      'role:member',
       'role:Billing',
       'group:Finance',
     ]);
     expect(res.body.meta.total).toBe(6);
     const byName = Object.fromEntries(res.body.data.map((e: { name: string }) => [e.name, e]));
-    expect(byName.Owner).toMatchObject({
+    expect(byName.owner).toMatchObject({
       id: roleIds.owner,
       key: 'owner',
       holder_count: 1,
       holders: [{ user_id: owner.id, email: owner.email }],
     });
-    expect(byName.Admin.holders.map((h: { user_id: string }) => h.user_id)).toEqual([admin.id]);
+    expect(byName.admin.holders.map((h: { user_id: string }) => h.user_id)).toEqual([admin.id]);
     expect(byName.Finance).toMatchObject({
       id: groupId,
       type: 'group',
@@ -97,7 +97,7 @@ describe('entitlements and access requests', () => {
       holder_count: 1,
       holders: [{ user_id: member.id, expires_at: null }],
     });
-    expect(byName.Member.holder_count).toBe(3);
+    expect(byName.member.holder_count).toBe(3);
 
     const groups = await call(app, 'GET', '/api/v1/iga/entitlements?type=group', { token: ws.apiKey });
     expect(groups.body.data.map((e: { id: string }) => e.id)).toEqual([groupId]);

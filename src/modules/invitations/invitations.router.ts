@@ -59,7 +59,7 @@ export const invitationsRouter = router({
     .output(deletedOutput)
     .mutation(({ ctx, input }) => revokeInvitation(auditScope(ctx), input.id, ctx.deps.clock.now())),
 
-  accept: limitedPublicProcedure('password')
+  accept: limitedPublicProcedure('invitationAccept')
     .meta({
       openapi: {
         method: 'POST',

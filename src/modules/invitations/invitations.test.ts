@@ -55,15 +55,13 @@ describe('invitations', () => {
     expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
   });
 
-  it('resends with a new link (the old one dies), at most once a minute', async () => {
+  it('resends at once with a new link (the old one dies)', async () => {
     const email = uniqueEmail('resend');
     const created = await invite({ email });
     const first = linkTokenIn(await mail.waitFor(email), 'accept-invitation').token;
-    const tooSoon = await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey });
-    expect([tooSoon.status, tooSoon.body.error.code]).toEqual([429, 'RATE_LIMITED']);
-    app.clock.advance(61_000);
     const resent = await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey });
     expect(resent.status).toBe(200);
+    expect(resent.body.data).toMatchObject({ id: created.body.data.id, status: 'pending' });
     const second = linkTokenIn(await mail.waitFor(email, 1), 'accept-invitation').token;
     expect(second).not.toBe(first);
     expect((await accept({ token: first, password: 'invited passphrase' })).status).toBe(401);

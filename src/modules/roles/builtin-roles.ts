@@ -5,12 +5,16 @@ import { Role, RoleAssignment } from './role.entity.ts';
 
 export type BuiltinRoleKey = 'owner' | 'admin' | 'viewer' | 'member';
 
-/** The four roles every workspace starts with. owner and admin may do everything; viewer reads. */
+/**
+ * The four roles every workspace starts with. owner and admin may do everything; viewer reads. Their
+ * names are the CONTRACT's identifiers (`owner`, `admin`, …), the same as their keys, so a client that
+ * looks a role up by name finds it.
+ */
 export const BUILTIN_ROLES: Record<BuiltinRoleKey, { name: string; description: string; permissions: Grant[] }> = {
-  owner: { name: 'Owner', description: 'Full control, including granting ownership', permissions: ['*'] },
-  admin: { name: 'Admin', description: 'Manages everything in the workspace', permissions: ['*'] },
-  viewer: { name: 'Viewer', description: 'Reads everything except vault secret values', permissions: READ_PERMISSIONS },
-  member: { name: 'Member', description: 'Signs in and manages their own account', permissions: [] },
+  owner: { name: 'owner', description: 'Full control, including granting ownership', permissions: ['*'] },
+  admin: { name: 'admin', description: 'Manages everything in the workspace', permissions: ['*'] },
+  viewer: { name: 'viewer', description: 'Reads everything except vault secret values', permissions: READ_PERMISSIONS },
+  member: { name: 'member', description: 'Signs in and manages their own account', permissions: [] },
 };
 
 export function seedBuiltinRoles(em: EntityManager, workspaceId: string): Map<BuiltinRoleKey, Role> {

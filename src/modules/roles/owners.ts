@@ -11,6 +11,11 @@ export async function liveOwners(em: EntityManager, ownerRoleId: string, now: Da
   return em.count(RoleAssignment, { roleId: ownerRoleId, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
 }
 
+/** Owners whose ownership has no end date, other than `exceptUserId`. */
+export async function permanentOwners(em: EntityManager, ownerRoleId: string, exceptUserId: string): Promise<number> {
+  return em.count(RoleAssignment, { roleId: ownerRoleId, expiresAt: null, userId: { $ne: exceptUserId } });
+}
+
 /** Refuses (409) a change that would leave the workspace without a live owner; takes the owner lock. */
 export async function keepAnOwner(em: EntityManager, userId: string, now: Date): Promise<void> {
   const ownerRole = await em.findOne(Role, { key: 'owner', builtin: true });

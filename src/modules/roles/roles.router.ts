@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
 import { deletedOutput } from '../../core/pagination.ts';
 import { managementProcedure, router } from '../../core/trpc.ts';
-import { userIdInput } from '../users/users.schema.ts';
 import {
   assignInput,
   assignmentOutput,
@@ -13,6 +12,8 @@ import {
   roleIdsInput,
   roleOutput,
   rolePage,
+  userRolePage,
+  userRolesInput,
 } from './roles.schema.ts';
 import { assignRole, createRole, deleteRole, listRoles, revokeRole, roleMemberCounts, userRoles } from './roles.service.ts';
 
@@ -65,7 +66,7 @@ export const rolesRouter = router({
 
   ofUser: managementProcedure('users:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/users/{id}/roles', tags: ['users'], summary: "A user's live roles", protect: true } })
-    .input(userIdInput)
-    .output(z.array(assignmentOutput))
-    .query(({ ctx, input }) => userRoles(ctx.em, input.id, ctx.deps.clock.now())),
+    .input(userRolesInput)
+    .output(userRolePage)
+    .query(({ ctx, input }) => userRoles(ctx.em, input, ctx.deps.clock.now())),
 });

@@ -34,19 +34,38 @@ export type CreateRoleInput = z.infer<typeof createRoleInput>;
 export const roleIdInput = z.object({ id: z.string().max(100) });
 export const roleIdsInput = z.object({ ids: z.array(z.string().max(100)).min(1).max(100) });
 
+/**
+ * "Until a date": an ISO 8601 timestamp with an offset, one without (read as UTC), or a bare date
+ * (its first second, UTC).
+ */
+const expiresAt = z
+  .union([z.iso.datetime({ offset: true }), z.iso.datetime({ local: true }), z.iso.date()])
+  .transform((text) => (/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : /(Z|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`));
+
+/** `role_id` is the role's id, or its key (`admin`, or a custom role's key). */
 export const assignInput = z.strictObject({
   user_id: z.string().max(100),
   role_id: z.string().max(100),
-  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  expires_at: expiresAt.nullable().optional(),
 });
 export const revokeInput = z.strictObject({ user_id: z.string().max(100), role_id: z.string().max(100) });
 
 export const assignmentOutput = z
   .object({
     user_id: z.string(),
+    role_id: z.string(),
     role: roleOutput,
     expires_at: z.string().nullable(),
     assigned_at: z.string(),
   })
   .meta({ id: 'RoleAssignment' });
 export type AssignmentView = z.infer<typeof assignmentOutput>;
+
+/** One of a user's roles: the role itself (`id` is the role's), with when it was given and until when. */
+export const userRoleOutput = roleOutput
+  .extend({ role_id: z.string(), user_id: z.string(), expires_at: z.string().nullable(), assigned_at: z.string() })
+  .meta({ id: 'UserRole' });
+export type UserRoleView = z.infer<typeof userRoleOutput>;
+
+export const userRolePage = pageOf(userRoleOutput);
+export const userRolesInput = z.object({ id: z.string().max(100), ...pageParams });

@@ -6,9 +6,9 @@ import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
-import { liveOwners, lockOwnerRole } from './owners.ts';
+import { liveOwners, lockOwnerRole, permanentOwners } from './owners.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
-import type { AssignmentView, CreateRoleInput, RoleView } from './roles.schema.ts';
+import type { AssignmentView, CreateRoleInput, RoleView, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
 
 export function toRoleView(role: Role): RoleView {
@@ -26,6 +26,7 @@ export function toRoleView(role: Role): RoleView {
 function toAssignmentView(assignment: RoleAssignment, role: Role): AssignmentView {
   return {
     user_id: assignment.userId,
+    role_id: role.id,
     role: toRoleView(role),
     expires_at: assignment.expiresAt?.toISOString() ?? null,
     assigned_at: assignment.createdAt.toISOString(),
@@ -49,8 +50,9 @@ export async function roleMemberCounts(em: EntityManager, workspaceId: string, r
   return ids.map((id) => ({ role_id: id, members: counts.get(id) ?? 0 }));
 }
 
-async function findRole(em: EntityManager, id: string): Promise<Role> {
-  const role = isId('rol', id) ? await em.findOne(Role, { id }) : null;
+/** A role by its id, or by its key (`admin`, a custom role's key): keys are unique in a workspace. */
+export async function findRole(em: EntityManager, idOrKey: string): Promise<Role> {
+  const role = isId('rol', idOrKey) ? await em.findOne(Role, { id: idOrKey }) : await em.findOne(Role, { key: idOrKey });
   if (!role) throw new AppError('NOT_FOUND', 'No such role');
   return role;
 }
@@ -114,6 +116,9 @@ export async function assignRole(
     await lockOwnerRole(scope.em, role);
   }
   let assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
+  if (assignment && expiresAt && role.builtin && role.key === 'owner' && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
+    throw new AppError('CONFLICT', 'The last owner cannot be given an end date; make someone else an owner first');
+  }
   if (assignment) {
     assignment.expiresAt = expiresAt;
   } else {
@@ -155,18 +160,21 @@ export async function revokeRole(scope: AuditScope, principal: Principal, input:
   return { user_id: user.id, role_id: role.id, revoked: true as const };
 }
 
-/** A user's live role assignments (an expired one is gone from the second it expires). */
-export async function userRoles(em: EntityManager, userId: string, now: Date): Promise<AssignmentView[]> {
-  const user = await findUser(em, userId);
-  const assignments = await em.find(
+/** A user's live roles, a page at a time (an expired assignment is gone from the second it expires). */
+export async function userRoles(em: EntityManager, query: PageQuery & { id: string }, now: Date) {
+  const user = await findUser(em, query.id);
+  const [assignments, total] = await em.findAndCount(
     RoleAssignment,
     { userId: user.id, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] },
-    { orderBy: { createdAt: 'asc' } },
+    { orderBy: { createdAt: 'asc', id: 'asc' }, ...offsetOf(query) },
   );
   const roles = await em.find(Role, { id: { $in: assignments.map((a) => a.roleId) } });
   const byId = new Map(roles.map((r) => [r.id, r]));
-  return assignments.flatMap((a) => {
+  const data = assignments.flatMap((a): UserRoleView[] => {
     const role = byId.get(a.roleId);
-    return role ? [toAssignmentView(a, role)] : [];
+    if (!role) return [];
+    const { expires_at, assigned_at } = toAssignmentView(a, role);
+    return [{ ...toRoleView(role), role_id: role.id, user_id: a.userId, expires_at, assigned_at }];
   });
+  return toPage(data, total, query);
 }

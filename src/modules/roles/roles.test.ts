@@ -40,6 +40,69 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
         .map((r: { key: string }) => r.key)
         .sort(),
     ).toEqual(['admin', 'member', 'owner', 'viewer']);
+    // Named by the CONTRACT's identifiers, so a lookup by name finds them too.
+    const builtin = res.body.data.filter((r: { builtin: boolean }) => r.builtin);
+    expect(builtin.every((r: { key: string; name: string }) => r.name === r.key)).toBe(true);
+  });
+
+  it("lists a user's roles as roles, paged, and takes a role's key where an id is asked", async () => {
+    const user = await userWith();
+    const assigned = await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.id, role_id: 'viewer' } });
+    expect(assigned.status).toBe(200);
+    expect(assigned.body.data).toMatchObject({ user_id: user.id, role_id: roleIds.viewer, role: { key: 'viewer' }, expires_at: null });
+
+    const listed = await call(app, 'GET', `/api/v1/users/${user.id}/roles`, { token: ws.apiKey });
+    expect(listed.body.meta).toEqual({ total: 2, page: 1, per_page: 20 });
+    expect(
+      listed.body.data
+        .map((r: { id: string; role_id: string; key: string; name: string }) => [r.id, r.role_id, r.key, r.name])
+        .sort((x: string[], y: string[]) => String(x[2]).localeCompare(String(y[2]))),
+    ).toEqual([
+      [roleIds.member, roleIds.member, 'member', 'member'],
+      [roleIds.viewer, roleIds.viewer, 'viewer', 'viewer'],
+    ]);
+    expect(listed.body.data.find((r: { key: string }) => r.key === 'viewer')).toMatchObject({
+      user_id: user.id,
+      expires_at: null,
+      builtin: true,
+    });
+    const first = await call(app, 'GET', `/api/v1/users/${user.id}/roles?page=1&per_page=1`, { token: ws.apiKey });
+    const second = await call(app, 'GET', `/api/v1/users/${user.id}/roles?page=2&per_page=1`, { token: ws.apiKey });
+    expect(second.body.meta).toEqual({ total: 2, page: 2, per_page: 1 });
+    expect([first.body.data[0].key, second.body.data[0].key].sort()).toEqual(['member', 'viewer']);
+    for (const query of ['page=0', 'per_page=101', 'per_page=abc']) {
+      expect((await call(app, 'GET', `/api/v1/users/${user.id}/roles?${query}`, { token: ws.apiKey })).status).toBe(400);
+    }
+
+    const revoked = await call(app, 'POST', '/api/v1/roles/revoke', { token: ws.apiKey, body: { user_id: user.id, role_id: 'viewer' } });
+    expect(revoked.body.data).toEqual({ user_id: user.id, role_id: roleIds.viewer, revoked: true });
+    const unknown = await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: user.id, role_id: 'no-such-role' },
+    });
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  it('takes expires_at as a timestamp with or without an offset, or as a date', async () => {
+    const user = await userWith();
+    const until = async (expires_at: string) => {
+      const res = await call(app, 'POST', '/api/v1/roles/assign', {
+        token: ws.apiKey,
+        body: { user_id: user.id, role_id: roleIds.viewer, expires_at },
+      });
+      expect(res.status).toBe(200);
+      return res.body.data.expires_at;
+    };
+    expect(await until('2999-01-02')).toBe('2999-01-02T00:00:00.000Z');
+    expect(await until('2999-01-02T03:04:05')).toBe('2999-01-02T03:04:05.000Z');
+    expect(await until('2999-01-02T03:04:05+02:00')).toBe('2999-01-02T01:04:05.000Z');
+    for (const bad of ['2999-13-01', 'tomorrow', '2999-01-02T25:00:00']) {
+      const res = await call(app, 'POST', '/api/v1/roles/assign', {
+        token: ws.apiKey,
+        body: { user_id: user.id, role_id: roleIds.viewer, expires_at: bad },
+      });
+      expect([res.status, res.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    }
   });
 
   it('creates a custom role whose permissions take effect at once, and deletes it', async () => {
@@ -82,12 +145,12 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect(assigned.body.data).toMatchObject({ user_id: user.id, role: { key: 'viewer' }, expires_at: expiresAt });
     expect((await call(app, 'GET', '/api/v1/users', { token: user.token })).status).toBe(200);
     const roles = await call(app, 'GET', `/api/v1/users/${user.id}/roles`, { token: ws.apiKey });
-    expect(roles.body.data.map((a: { role: { key: string } }) => a.role.key).sort()).toEqual(['member', 'viewer']);
+    expect(roles.body.data.map((r: { key: string }) => r.key).sort()).toEqual(['member', 'viewer']);
 
     app.clock.advance(60_000);
     expect((await call(app, 'GET', '/api/v1/users', { token: user.token })).status).toBe(403);
     const after = await call(app, 'GET', `/api/v1/users/${user.id}/roles`, { token: ws.apiKey });
-    expect(after.body.data.map((a: { role: { key: string } }) => a.role.key)).toEqual(['member']);
+    expect(after.body.data.map((r: { key: string }) => r.key)).toEqual(['member']);
     const past = await call(app, 'POST', '/api/v1/roles/assign', {
       token: ws.apiKey,
       body: { user_id: user.id, role_id: roleIds.viewer, expires_at: new Date(app.clock.now().getTime() - 1000).toISOString() },
@@ -129,6 +192,12 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
       body: { user_id: fresh.owner.id, role_id: ownerRole },
     });
     expect([alone.status, alone.body.error.code]).toEqual([409, 'CONFLICT']);
+    // Nor by an end date on the only ownership without one.
+    const ending = await call(app, 'POST', '/api/v1/roles/assign', {
+      token: owner.accessToken,
+      body: { user_id: fresh.owner.id, role_id: ownerRole, expires_at: new Date(app.clock.now().getTime() + 60_000).toISOString() },
+    });
+    expect([ending.status, ending.body.error.code]).toEqual([409, 'CONFLICT']);
 
     const email = uniqueEmail('second-owner');
     const second = await call(app, 'POST', '/api/v1/users', { token: fresh.apiKey, body: { email, password: PASSWORD } });
@@ -149,7 +218,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     const owners = await Promise.all(
       [fresh.owner.id, second.body.data.id].map((id) => call(app, 'GET', `/api/v1/users/${id}/roles`, { token: fresh.apiKey })),
     );
-    const stillOwners = owners.filter((r) => r.body.data.some((a: { role: { key: string } }) => a.role.key === 'owner'));
+    const stillOwners = owners.filter((r) => r.body.data.some((role: { key: string }) => role.key === 'owner'));
     expect(stillOwners).toHaveLength(1);
   });
 

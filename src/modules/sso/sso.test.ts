@@ -148,7 +148,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     const orgNow = await call(app, 'GET', `/api/v1/organizations/${org}`, { token: ws.apiKey });
     expect(orgNow.body.data.member_count).toBe(1);
     const roles = await call(app, 'GET', `/api/v1/users/${signedIn.body.data.user.id}/roles`, { token: ws.apiKey });
-    expect(roles.body.data.map((r: { role: { key: string } }) => r.role.key)).toEqual(['member']);
+    expect(roles.body.data.map((r: { key: string }) => r.key)).toEqual(['member']);
 
     // The IdP speaks for the organization's domains only.
     const outsider = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&organization_id=${org}`);

@@ -3,8 +3,15 @@ import { newId } from '../../core/ids.ts';
 import { runStatementIn, type Statement } from '../../core/sql.ts';
 import type { RiskOutcome, RiskReason } from './threat.entity.ts';
 
-/** Without a threat_settings row: block sign-ins scoring 80 or more. */
+/**
+ * Without a threat_settings row sign-ins are scored, not blocked: a correct password signs in unless
+ * the workspace has turned blocking on (`PATCH /api/v1/threat/settings`), and then a score at or above
+ * the threshold (80 unless set) refuses it. Ordinary traffic from one address (an office, a test
+ * suite) adds up failures and accounts tried within the hour; blocking by default would lock all of
+ * it out.
+ */
 export const DEFAULT_BLOCK_THRESHOLD = 80;
+export const DEFAULT_BLOCKING_ENABLED = false;
 /** Scores from here up count as high risk in the statistics. */
 export const HIGH_RISK_SCORE = 50;
 
@@ -77,7 +84,7 @@ const SCORE_ATTEMPT: Statement = {
                 (case when p_new_ua > 0 then jsonb_build_object('code', 'new_user_agent', 'points', p_new_ua) end)
               ) v(r) where r is not null) as reasons,
              coalesce(t.block_threshold, ${DEFAULT_BLOCK_THRESHOLD}) as threshold,
-             coalesce(t.blocking_enabled, true) as blocking_enabled
+             coalesce(t.blocking_enabled, ${DEFAULT_BLOCKING_ENABLED}) as blocking_enabled
            from points p left join threat_settings t on t.workspace_id = $1
          )
          insert into risk_scores (id, workspace_id, user_id, email, ip, user_agent, score, reasons, outcome, failure_reason,

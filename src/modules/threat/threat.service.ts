@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import { isId } from '../../core/ids.ts';
 import { offsetOf, toPage } from '../../core/pagination.ts';
-import { DEFAULT_BLOCK_THRESHOLD, HIGH_RISK_SCORE } from './risk.ts';
+import { DEFAULT_BLOCK_THRESHOLD, DEFAULT_BLOCKING_ENABLED, HIGH_RISK_SCORE } from './risk.ts';
 import { RiskScore, ThreatSettings } from './threat.entity.ts';
 import type { RecentScoresInput, RiskScoreView, ThreatSettingsView, ThreatStatsView } from './threat.schema.ts';
 
@@ -82,7 +82,7 @@ export async function threatStats(em: EntityManager, workspaceId: string, now: D
 function settingsView(settings: ThreatSettings | null): ThreatSettingsView {
   return {
     block_threshold: settings?.blockThreshold ?? DEFAULT_BLOCK_THRESHOLD,
-    blocking_enabled: settings?.blockingEnabled ?? true,
+    blocking_enabled: settings?.blockingEnabled ?? DEFAULT_BLOCKING_ENABLED,
     updated_at: settings?.updatedAt.toISOString() ?? null,
   };
 }
@@ -103,7 +103,7 @@ export async function updateThreatSettings(
     settings = Object.assign(new ThreatSettings(), {
       workspaceId,
       blockThreshold: DEFAULT_BLOCK_THRESHOLD,
-      blockingEnabled: true,
+      blockingEnabled: DEFAULT_BLOCKING_ENABLED,
       updatedAt: now,
     });
     em.persist(settings);

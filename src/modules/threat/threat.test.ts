@@ -60,14 +60,17 @@ describe('threat detection', () => {
     expect(last.reasons.map((r: { code: string }) => r.code)).toContain('failed_attempts_from_ip');
     expect(last.reasons.find((r: { code: string }) => r.code === 'failed_attempts_from_ip').count).toBe(4);
 
-    // Under the default threshold (80) the right password still gets in, with a score that says why.
+    // Blocking is off until the workspace turns it on: the right password gets in, with a score that says why.
     const allowed = await loginAs(user.email, PASSWORD, ip);
     expect(allowed.status).toBe(200);
     const allowedRow = await latestScore(`&ip=${ip}`);
     expect(allowedRow).toMatchObject({ outcome: 'allowed', threshold: 80, level: 'medium' });
     expect(allowedRow.score).toBeGreaterThan(scores[4] as number);
 
-    const patched = await call(app, 'PATCH', '/api/v1/threat/settings', { token: ws.apiKey, body: { block_threshold: 40 } });
+    const patched = await call(app, 'PATCH', '/api/v1/threat/settings', {
+      token: ws.apiKey,
+      body: { blocking_enabled: true, block_threshold: 40 },
+    });
     expect(patched.body.data).toMatchObject({ block_threshold: 40, blocking_enabled: true });
 
     const blocked = await loginAs(user.email, PASSWORD, ip);
@@ -88,7 +91,31 @@ describe('threat detection', () => {
 
     await call(app, 'PATCH', '/api/v1/threat/settings', { token: ws.apiKey, body: { blocking_enabled: false } });
     expect((await loginAs(user.email, PASSWORD, ip)).status).toBe(200);
-    await call(app, 'PATCH', '/api/v1/threat/settings', { token: ws.apiKey, body: { blocking_enabled: true, block_threshold: 80 } });
+    await call(app, 'PATCH', '/api/v1/threat/settings', { token: ws.apiKey, body: { block_threshold: 80 } });
+  });
+
+  it('scores but does not block until the workspace turns blocking on', async () => {
+    const fresh = await createWorkspace(app, 'Unconfigured');
+    const settings = await call(app, 'GET', '/api/v1/threat/settings', { token: fresh.apiKey });
+    expect(settings.body.data).toMatchObject({ blocking_enabled: false, block_threshold: 80 });
+    const ip = someIp();
+    const attempt = (email: string, password: string, from = ip) =>
+      call(app, 'POST', '/api/v1/auth/login', { headers: { 'x-tenant-id': fresh.id, 'x-forwarded-for': from }, body: { email, password } });
+    // What a test suite or an office behind one address does within the hour: failures over many
+    // accounts, and a try at an account locked meanwhile.
+    for (let i = 0; i < 6; i++) expect((await attempt(uniqueEmail('nobody'), 'not the password')).status).toBe(401);
+    const locked = uniqueEmail('locked');
+    await call(app, 'POST', '/api/v1/users', { token: fresh.apiKey, body: { email: locked, password: PASSWORD } });
+    const elsewhere = someIp();
+    for (let i = 0; i < 10; i++) await attempt(locked, `wrong ${i} password`, elsewhere);
+    expect((await attempt(locked, PASSWORD)).body.error.code).toBe('ACCOUNT_LOCKED');
+    const email = uniqueEmail('newcomer');
+    await call(app, 'POST', '/api/v1/users', { token: fresh.apiKey, body: { email, password: PASSWORD } });
+    const signedIn = await attempt(email, PASSWORD);
+    expect(signedIn.status).toBe(200);
+    const scored = await call(app, 'GET', `/api/v1/threat/scores/recent?per_page=1&ip=${ip}`, { token: fresh.apiKey });
+    expect(scored.body.data[0]).toMatchObject({ email, outcome: 'allowed', threshold: 80 });
+    expect(scored.body.data[0].score).toBeGreaterThanOrEqual(80);
   });
 
   it('flags a new IP and a new user agent for an account that signed in before', async () => {

@@ -14,7 +14,6 @@ export type UserStatus = User['status'];
 export type UserRelations = Outputs['users']['relations'][number];
 export type Role = Outputs['roles']['list']['data'][number];
 export type Permission = Inputs['roles']['create']['permissions'] extends (infer P)[] | undefined ? P : never;
-export type Assignment = Outputs['roles']['ofUser'][number];
 export type Group = Outputs['groups']['list']['data'][number];
 export type Invitation = Outputs['invitations']['list']['data'][number];
 export type InvitationStatus = Invitation['status'];

@@ -15,7 +15,7 @@ import { useAllRoles } from '../roles/use-roles.ts';
 export function UserRolesPanel({ user }: { user: User }) {
   const queryClient = useQueryClient();
   const key = ['roles.ofUser', user.id];
-  const held = useQuery({ queryKey: key, queryFn: () => api.roles.ofUser.query({ id: user.id }) });
+  const held = useQuery({ queryKey: key, queryFn: () => api.roles.ofUser.query({ id: user.id, per_page: 100 }) });
   const roles = useAllRoles();
   const [roleId, setRoleId] = useState('');
   const [until, setUntil] = useState('');
@@ -35,7 +35,7 @@ export function UserRolesPanel({ user }: { user: User }) {
     onSuccess: refresh,
   });
 
-  const heldIds = new Set((held.data ?? []).map((a) => a.role.id));
+  const heldIds = new Set((held.data?.data ?? []).map((r) => r.id));
   const options = [
     { value: '', label: 'Choose a role' },
     ...(roles.data?.data ?? []).filter((r) => !heldIds.has(r.id)).map((r) => ({ value: r.id, label: r.name })),
@@ -44,19 +44,19 @@ export function UserRolesPanel({ user }: { user: User }) {
   return (
     <Section title="Roles">
       <QueryState query={held} loading="Loading roles…">
-        {(assignments) => (
+        {(page) => (
           <ul className="chip-list" aria-label={`Roles of ${user.email}`}>
-            {assignments.map((a) => (
-              <li key={a.role.id} className="chip">
+            {page.data.map((r) => (
+              <li key={r.id} className="chip">
                 <span>
-                  {a.role.name}
-                  {a.expires_at ? <small> until {formatDateTime(a.expires_at)}</small> : null}
+                  {r.name}
+                  {r.expires_at ? <small> until {formatDateTime(r.expires_at)}</small> : null}
                 </span>
                 <ConfirmButton
                   label="Revoke"
-                  ariaLabel={`Revoke ${a.role.name}`}
-                  title={`Revoke ${a.role.name} from ${user.email}?`}
-                  onConfirm={() => revoke.mutateAsync(a.role.id)}
+                  ariaLabel={`Revoke ${r.name}`}
+                  title={`Revoke ${r.name} from ${user.email}?`}
+                  onConfirm={() => revoke.mutateAsync(r.id)}
                 >
                   The role stops granting its permissions at once.
                 </ConfirmButton>
