@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { login, signIn } from '../../../test/helpers/auth.ts';
+import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { linkTokenIn, MailSink } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
@@ -66,6 +66,29 @@ describe('invitations', () => {
     expect(second).not.toBe(first);
     expect((await accept({ token: first, password: 'invited passphrase' })).status).toBe(401);
     expect((await accept({ token: second, password: 'invited passphrase' })).status).toBe(200);
+  });
+
+  it('counts acceptances per IP on their own: ten a minute, and the password endpoints keep theirs', async () => {
+    const ip = someIp();
+    const from = { 'x-forwarded-for': ip };
+    for (let i = 0; i < 10; i++) {
+      const res = await call(app, 'POST', '/api/v1/invitations/accept', {
+        headers: from,
+        body: { token: 'inv_guess', password: 'guessing passphrase' },
+      });
+      expect(res.status).toBe(401);
+    }
+    const eleventh = await call(app, 'POST', '/api/v1/invitations/accept', {
+      headers: from,
+      body: { token: 'inv_guess', password: 'guessing passphrase' },
+    });
+    expect([eleventh.status, eleventh.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(eleventh.headers.get('retry-after'))).toBeGreaterThan(0);
+    const forgot = await call(app, 'POST', '/api/v1/auth/password/forgot', {
+      headers: { ...from, 'x-tenant-id': ws.id },
+      body: { email: uniqueEmail('forgetful') },
+    });
+    expect(forgot.status).toBe(200);
   });
 
   it('revokes (the link dies) and expires after 7 days', async () => {
