@@ -54,9 +54,10 @@ describe('envelope and request ids', () => {
     expectError(await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw }), 413, 'BAD_REQUEST');
   });
 
-  it('answers non-JSON bodies 415 and non-object JSON bodies 400, both BAD_REQUEST', async () => {
+  it('answers non-JSON bodies and non-object JSON bodies 400 BAD_REQUEST, as the spec maps the code', async () => {
     const text = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: 'email=x', headers: { 'content-type': 'text/plain' } });
-    expectError(text, 415, 'BAD_REQUEST');
+    expectError(text, 400, 'BAD_REQUEST');
+    expect(text.body.error.message).toBe('Send the body as application/json');
     const array = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: '[1,2]' });
     expectError(array, 400, 'BAD_REQUEST');
   });

@@ -78,7 +78,7 @@ export function toAppError(error: unknown): { appError: AppError; internal: bool
       case 'PAYLOAD_TOO_LARGE':
         return { appError: new AppError('BAD_REQUEST', 'The request body is larger than 1 MiB', { status: 413 }), internal: false };
       case 'UNSUPPORTED_MEDIA_TYPE':
-        return { appError: new AppError('BAD_REQUEST', 'Send the body as application/json', { status: 415 }), internal: false };
+        return { appError: new AppError('BAD_REQUEST', 'Send the body as application/json'), internal: false };
       case 'METHOD_NOT_SUPPORTED':
         return { appError: new AppError('BAD_REQUEST', 'This method is not supported here', { status: 405 }), internal: false };
       case 'NOT_FOUND':

@@ -35,7 +35,7 @@ export interface FieldProblem {
 export interface AppErrorOptions {
   /** Field problems, shown to the client on BAD_REQUEST. */
   details?: FieldProblem[];
-  /** Overrides the table's status where HTTP has a sharper one (413, 415) for the same code. */
+  /** Overrides the table's status: 413 for a body over 1 MiB (CONTRACT), 405 for a method a path lacks. */
   status?: number;
   /** Response headers that belong to this error (Retry-After on RATE_LIMITED). */
   headers?: Record<string, string>;

@@ -73,7 +73,7 @@ export function errorHandler(deps: AppDeps): ErrorRequestHandler {
       return sendError(res, new AppError('BAD_REQUEST', 'The request body is larger than 1 MiB', { status: 413 }));
     if (type === 'entity.parse.failed') return sendError(res, new AppError('BAD_REQUEST', 'The request body is not valid JSON'));
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      return sendError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding', { status: 415 }));
+      return sendError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding'));
     }
     const { appError, internal } = toAppError(error);
     if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, error });

@@ -124,7 +124,7 @@ function bodyInput(req: Request, members: Set<string> | null): Record<string, un
     // only looks like JSON's, `application/jsonx`) is refused, never read as an empty object.
     const length = Number(req.headers['content-length'] ?? 0);
     if (length > 0 || req.headers['transfer-encoding']) {
-      throw new AppError('BAD_REQUEST', 'Send the body as application/json', { status: 415 });
+      throw new AppError('BAD_REQUEST', 'Send the body as application/json');
     }
     return {};
   }
