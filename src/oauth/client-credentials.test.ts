@@ -94,9 +94,10 @@ describe('client credentials with openid-client', () => {
     );
     expect(form.status).toBe(200);
     expect(form.headers.get('cache-control')).toBe('no-store');
+    expect(form.headers.get('pragma')).toBe('no-cache');
     expect(form.headers.get('x-request-id')).toBe('cc-form-1');
     const body = await form.json();
-    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
 
     const json = await fetch(`${app.url}/oauth/token`, {
       method: 'POST',
@@ -197,6 +198,7 @@ describe('client credentials with openid-client', () => {
     expect(limited.status).toBe(429);
     expect(await limited.json()).toEqual({ error: 'rate_limited', error_description: expect.any(String) });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('pragma')).toBe('no-cache');
     expect(limited.headers.get('ratelimit-limit')).toBe('60');
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
     expect(limited.headers.get('x-request-id')).toBeTruthy();

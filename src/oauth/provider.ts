@@ -18,6 +18,7 @@ import { accountFinder, CLAIMS } from './account.ts';
 import { PostgresAdapter, sweepExpired } from './adapter.ts';
 import { WORKSPACE_METADATA, workspaceOf } from './clients.ts';
 import { logoutPage, messagePage } from './pages.ts';
+import { rfc6749Error, rfc6749Responses } from './rfc6749.ts';
 
 /** The protocol endpoints, at the spec's exact paths. The JWKS is the service's one `/.well-known/jwks.json`. */
 export const OAUTH_ROUTES = {
@@ -192,6 +193,7 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
   const provider = new Provider(config.BASE_URL, configuration);
   // Express has already applied TRUST_PROXY; oauth/routes.ts hands its verdict on in X-Forwarded-*.
   provider.proxy = config.trustProxy !== false;
+  provider.use(rfc6749Responses);
 
   // Secrets are stored as SHA-256 digests (docs/decisions.md): hash what the client presents, then compare.
   provider.Client.prototype.compareClientSecret = function compareHashedSecret(this: Client, presented: string): boolean {
@@ -210,7 +212,9 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     em.flush().catch((error: unknown) => log.error('audit write failed', { eventType, error }));
   };
 
-  provider.on('grant.error', (ctx, error) => {
+  provider.on('grant.error', (ctx, raised) => {
+    // Audited as answered (rfc6749Responses rewrites a few of the provider's errors).
+    const error = rfc6749Error(ctx, raised.error) ?? raised;
     audit(ctx, 'oauth.token', {
       error: error.error,
       error_description: error.error_description,

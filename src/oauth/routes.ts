@@ -37,7 +37,7 @@ export function isProviderPath(path: string): boolean {
 export function sendOAuthError(res: Response, status: number, error: string, description: string, headers: Record<string, string> = {}) {
   res
     .status(status)
-    .set({ 'Cache-Control': 'no-store', ...headers })
+    .set({ 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers })
     .json({ error, error_description: description });
 }
 

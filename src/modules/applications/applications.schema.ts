@@ -35,7 +35,10 @@ const redirectUris = z.array(z.string().max(4096)).max(MAX_REDIRECT_URIS);
 export const listApplicationsInput = z.object({ type: z.enum(APPLICATION_TYPES).optional(), ...pageParams }).prefault({});
 export const createApplicationInput = z.strictObject({
   name,
-  type: z.enum(APPLICATION_TYPES),
+  type: z
+    .enum(APPLICATION_TYPES)
+    .optional()
+    .describe('Default: `web` when redirect_uris is not empty, else `m2m` (both get a client secret)'),
   redirect_uris: redirectUris.default([]),
 });
 export const updateApplicationInput = z.strictObject({

@@ -57,17 +57,23 @@ export async function getApplication(em: EntityManager, id: string): Promise<App
   return toView(await findApplication(em, id));
 }
 
+/** The type of an application registered without one: a sign-in app when it names a redirect URI, else a backend. */
+function defaultType(redirectUris: readonly string[]): ApplicationType {
+  return redirectUris.length > 0 ? 'web' : 'm2m';
+}
+
 export async function createApplication(
   scope: AuditScope,
-  input: { name: string; type: ApplicationType; redirect_uris: string[] },
+  input: { name: string; type?: ApplicationType; redirect_uris: string[] },
   now: Date,
 ): Promise<ApplicationView & { client_secret?: string }> {
-  checkRedirectUris(input.type, input.redirect_uris);
+  const type = input.type ?? defaultType(input.redirect_uris);
+  checkRedirectUris(type, input.redirect_uris);
   const app = Object.assign(new Application(), {
     id: newId('app'),
     workspaceId: scope.workspaceId,
     name: input.name,
-    type: input.type,
+    type,
     redirectUris: input.redirect_uris,
     secretHash: null,
     secretPrefix: null,

@@ -57,6 +57,21 @@ describe('applications', () => {
     }
   });
 
+  it('defaults the type: web with redirect URIs, m2m without; both with a secret (was 400 without type)', async () => {
+    const backend = await create({ name: 'x' });
+    expect(backend.status).toBe(201);
+    expect(backend.body.data).toMatchObject({ type: 'm2m', redirect_uris: [], grant_types: ['client_credentials'] });
+    expect(backend.body.data.client_secret).toMatch(/^cs_/);
+    const site = await create({ name: 'x', redirect_uris: ['https://app.example.com/cb'] });
+    expect(site.status).toBe(201);
+    expect(site.body.data).toMatchObject({ type: 'web', redirect_uris: ['https://app.example.com/cb'] });
+    expect(site.body.data.client_secret).toMatch(/^cs_/);
+    // The default type's rules apply to the URIs as they would with the type spelled out.
+    const refused = await create({ name: 'x', redirect_uris: ['http://app.example.com/cb'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details.map((d: { path: string }) => d.path)).toContain('redirect_uris.0');
+  });
+
   it('lists with pagination and a type filter, never showing a secret', async () => {
     const created = await create({ name: 'Listed backend', type: 'm2m' });
     const list = await call(app, 'GET', '/api/v1/applications?per_page=100', { token: ws.apiKey });

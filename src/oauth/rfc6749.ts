@@ -1,0 +1,73 @@
+import { errors, type KoaContextWithOIDC } from 'oidc-provider';
+
+/** The routes where a client authenticates itself (RFC 6749 §2.3, RFC 7662 §2.1, RFC 7009 §2.1). */
+const CLIENT_AUTH_ROUTES = new Set(['token', 'introspection', 'revocation']);
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** `Authorization: Basic` credentials whose secret is empty (`id:`): no client authentication at all. */
+function basicWithoutSecret(authorization: string): boolean {
+  const [scheme, value, ...rest] = authorization.split(' ');
+  if (scheme?.toLowerCase() !== 'basic' || !value || rest.length > 0 || !BASE64.test(value)) return false;
+  return Buffer.from(value, 'base64').toString('utf8').endsWith(':');
+}
+
+/**
+ * What RFC 6749 §5.2 says to answer where oidc-provider answers `invalid_request` instead, else
+ * nothing. Decided from the request and the provider's state, not from the error's text:
+ * - no client could be identified (no credentials at all, or Basic with an empty secret):
+ *   `invalid_client`, 401 ("no client authentication included");
+ * - an authenticated client asking for a grant type it is not registered for: `unauthorized_client`.
+ * A public client sending its `client_id` alone is identified, and so untouched.
+ */
+export function rfc6749Error(ctx: KoaContextWithOIDC, error: string): errors.OIDCProviderError | undefined {
+  const { route, params, client } = ctx.oidc;
+  // No params: the body was not readable (content type, encoding), a malformed request indeed.
+  if (error !== 'invalid_request' || !CLIENT_AUTH_ROUTES.has(route) || !params) return undefined;
+  if (!client) {
+    if (params.client_secret !== undefined || params.client_assertion !== undefined) return undefined;
+    const authorization = ctx.get('authorization');
+    const anonymous = authorization ? basicWithoutSecret(authorization) : params.client_id === undefined;
+    return anonymous ? new errors.InvalidClientAuth('no client authentication provided') : undefined;
+  }
+  const grantType = params.grant_type;
+  if (route === 'token' && typeof grantType === 'string' && grantType !== '' && !client.grantTypeAllowed(grantType)) {
+    return new errors.UnauthorizedClient('requested grant type is not allowed for this client');
+  }
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * oidc-provider post-processing (`provider.use`), where its answers at the client-authenticating
+ * endpoints differ from RFC 6749:
+ * - the errors of `rfc6749Error`, and `WWW-Authenticate: Basic` on every 401 (§5.2);
+ * - a token response always names its granted `scope`, "" when none (CONTRACT; the provider omits it
+ *   when empty);
+ * - `Pragma: no-cache` beside every `Cache-Control: no-store` (§5.1).
+ */
+export async function rfc6749Responses(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
+  await next();
+  // Set only when one of the provider's routes matched.
+  if (!('oidc' in ctx)) return;
+  if (ctx.response.get('cache-control') === 'no-store') ctx.set('Pragma', 'no-cache');
+  const { body } = ctx;
+  if (!isRecord(body) || !CLIENT_AUTH_ROUTES.has(ctx.oidc.route)) return;
+
+  if (typeof body.error === 'string') {
+    const replacement = rfc6749Error(ctx, body.error);
+    if (replacement) {
+      ctx.status = replacement.statusCode;
+      ctx.body = { error: replacement.error, error_description: replacement.error_description };
+    }
+    // The provider challenges only clients that sent an Authorization header; a 401 always names its scheme.
+    if (ctx.status === 401 && !ctx.response.get('www-authenticate')) {
+      ctx.set('WWW-Authenticate', `Basic realm="${ctx.oidc.issuer}", error="invalid_client"`);
+    }
+  } else if (ctx.oidc.route === 'token' && typeof body.access_token === 'string' && body.scope === undefined) {
+    ctx.body = { ...body, scope: '' };
+  }
+}

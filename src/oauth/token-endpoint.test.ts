@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
+import { someIp } from '../../test/helpers/auth.ts';
+import { call } from '../../test/helpers/http.ts';
+import { createWorkspace, type TestWorkspace } from '../../test/helpers/workspace.ts';
+
+const CALLBACK = 'https://rp.example.com/callback';
+const SPA_CALLBACK = 'http://localhost:5173/callback';
+const CLIENT_AUTH_PATHS = ['/oauth/token', '/oauth/introspect', '/oauth/revoke'] as const;
+
+interface Client {
+  id: string;
+  secret: string;
+}
+
+/** RFC 6749 §5 on the wire: the error codes and statuses of §5.2, the headers and members of §5.1. */
+describe('RFC 6749 at the client-authenticating endpoints', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let m2m: Client;
+  let web: Client;
+  let spaId: string;
+
+  async function register(body: object): Promise<Client> {
+    const res = await call(app, 'POST', '/api/v1/applications', { token: ws.apiKey, body });
+    expect(res.status).toBe(201);
+    return { id: res.body.data.id, secret: res.body.data.client_secret };
+  }
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+    m2m = await register({ name: 'Backend', type: 'm2m' });
+    web = await register({ name: 'Portal', type: 'web', redirect_uris: [CALLBACK] });
+    spaId = (await register({ name: 'SPA', type: 'spa', redirect_uris: [SPA_CALLBACK] })).id;
+  });
+  afterAll(() => app.close());
+
+  function post(path: string, body: Record<string, string>, headers: Record<string, string> = {}) {
+    return fetch(`${app.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': someIp(), ...headers },
+      body: new URLSearchParams(body).toString(),
+    });
+  }
+
+  const basic = (id: string, secret: string) =>
+    `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+  /** The body each endpoint needs besides client authentication. */
+  const request = (path: (typeof CLIENT_AUTH_PATHS)[number]): Record<string, string> =>
+    path === '/oauth/token' ? { grant_type: 'client_credentials' } : { token: 'not-a-token' };
+
+  async function expectInvalidClient(res: Response, label: string) {
+    expect(res.status, label).toBe(401);
+    expect(await res.json(), label).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+    expect(res.headers.get('www-authenticate'), label).toMatch(/^Basic realm="/);
+  }
+
+  async function auditErrors(clientId: string): Promise<unknown[]> {
+    const rows = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ details: { error: string } }[]>(
+        "select details from audit_events where workspace_id = ? and event_type = 'oauth.token' and target_id = ?",
+        [ws.id, clientId],
+      );
+    return rows.map((row) => row.details.error);
+  }
+
+  it('no client authentication at all is 401 invalid_client with WWW-Authenticate: Basic (was 400 invalid_request)', async () => {
+    for (const path of CLIENT_AUTH_PATHS) {
+      await expectInvalidClient(await post(path, request(path)), `${path} without credentials`);
+      const json = await fetch(`${app.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': someIp() },
+        body: JSON.stringify(request(path)),
+      });
+      await expectInvalidClient(json, `${path} JSON without credentials`);
+      await expectInvalidClient(await post(path, request(path), { authorization: basic(m2m.id, '') }), `${path} Basic, empty secret`);
+      // A confidential client naming itself without its secret (already invalid_client).
+      await expectInvalidClient(await post(path, { ...request(path), client_id: m2m.id }), `${path} client_id alone`);
+    }
+    // Still a malformed request: two authentication mechanisms at once (§5.2 invalid_request).
+    const both = await post(
+      '/oauth/token',
+      { grant_type: 'client_credentials', client_secret: m2m.secret },
+      { authorization: basic(m2m.id, m2m.secret) },
+    );
+    expect(both.status).toBe(400);
+    expect((await both.json()).error).toBe('invalid_request');
+  });
+
+  it('a public client is identified by its client_id alone', async () => {
+    const code = await post('/oauth/token', {
+      grant_type: 'authorization_code',
+      client_id: spaId,
+      code: 'not-a-code',
+      redirect_uri: SPA_CALLBACK,
+      code_verifier: 'v'.repeat(43),
+    });
+    expect(code.status).toBe(400);
+    expect((await code.json()).error).toBe('invalid_grant');
+    const introspected = await post('/oauth/introspect', { client_id: spaId, token: 'not-a-token' });
+    expect(introspected.status).toBe(200);
+    expect(await introspected.json()).toEqual({ active: false });
+  });
+
+  it('a grant type the client is not registered for is 400 unauthorized_client (was invalid_request), audited so', async () => {
+    const backend = await register({ name: 'Backend, wrong grants', type: 'm2m' });
+    const cases: [string, Record<string, string>, Record<string, string>][] = [
+      [
+        'm2m, authorization_code',
+        { grant_type: 'authorization_code', code: 'x', redirect_uri: CALLBACK },
+        { authorization: basic(backend.id, backend.secret) },
+      ],
+      ['m2m, refresh_token', { grant_type: 'refresh_token', refresh_token: 'x', client_id: backend.id, client_secret: backend.secret }, {}],
+      ['web, client_credentials', { grant_type: 'client_credentials' }, { authorization: basic(web.id, web.secret) }],
+      ['spa, client_credentials', { grant_type: 'client_credentials', client_id: spaId }, {}],
+    ];
+    for (const [label, body, headers] of cases) {
+      const res = await post('/oauth/token', body, headers);
+      expect(res.status, label).toBe(400);
+      expect(await res.json(), label).toEqual({ error: 'unauthorized_client', error_description: expect.any(String) });
+    }
+    await expect.poll(() => auditErrors(backend.id)).toEqual(['unauthorized_client', 'unauthorized_client']);
+  });
+
+  it('a token response names its scope ("" when none) and says Pragma: no-cache beside Cache-Control: no-store', async () => {
+    const res = await post('/oauth/token', { grant_type: 'client_credentials' }, { authorization: basic(m2m.id, m2m.secret) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('pragma')).toBe('no-cache');
+    const body = await res.json();
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
+    expect(body.scope).toBe('');
+
+    const refused = await post('/oauth/token', { grant_type: 'client_credentials' });
+    expect(refused.headers.get('cache-control')).toBe('no-store');
+    expect(refused.headers.get('pragma')).toBe('no-cache');
+    const malformed = await fetch(`${app.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': someIp() },
+      body: '{"grant_type": ',
+    });
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers.get('pragma')).toBe('no-cache');
+    // A method the provider routes nowhere passes the middleware untouched (no route, no ctx.oidc).
+    expect((await fetch(`${app.url}/oauth/token`)).status).toBeLessThan(500);
+  });
+});
