@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
 import { deletedOutput } from '../../core/pagination.ts';
 import { managementProcedure, router } from '../../core/trpc.ts';
@@ -9,7 +8,8 @@ import {
   createActionInput,
   deployActionInput,
   listActionsInput,
-  templateOutput,
+  listTemplatesInput,
+  templatePage,
   testActionInput,
   testResultOutput,
   updateActionInput,
@@ -37,9 +37,9 @@ export const actionsRouter = router({
 
   templates: managementProcedure('actions:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/actions/templates', tags, summary: 'List built-in action templates', protect: true } })
-    .input(z.object({}).prefault({}))
-    .output(z.array(templateOutput))
-    .query(() => listTemplates()),
+    .input(listTemplatesInput)
+    .output(templatePage)
+    .query(({ input }) => listTemplates(input)),
 
   get: managementProcedure('actions:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/actions/{id}', tags, summary: 'Get an action', protect: true } })

@@ -28,6 +28,8 @@ export const actionPage = pageOf(actionOutput);
 export const templateOutput = z
   .object({ key: z.enum(TEMPLATE_KEYS), name: z.string(), description: z.string(), trigger: z.enum(ACTION_TRIGGERS), code: z.string() })
   .meta({ id: 'ActionTemplate' });
+export const templatePage = pageOf(templateOutput);
+export const listTemplatesInput = z.object({ ...pageParams }).prefault({});
 
 const name = z.string().trim().min(1).max(200);
 const code = z.string().min(1).max(MAX_CODE_CHARS);

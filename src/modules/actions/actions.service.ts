@@ -23,8 +23,14 @@ function toView(action: Action): ActionView {
   };
 }
 
-export function listTemplates() {
-  return ACTION_TEMPLATES.map((t) => ({ ...t }));
+/** The built-in templates, a page at a time, in the order ACTION_TEMPLATES declares them. */
+export function listTemplates(query: PageQuery) {
+  const { limit, offset } = offsetOf(query);
+  return toPage(
+    ACTION_TEMPLATES.slice(offset, offset + limit).map((t) => ({ ...t })),
+    ACTION_TEMPLATES.length,
+    query,
+  );
 }
 
 export async function listActions(em: EntityManager, query: PageQuery & { trigger?: ActionTrigger }) {

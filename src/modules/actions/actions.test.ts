@@ -184,6 +184,24 @@ describe('actions API', () => {
     expect((await create({ template: 'no-such-template' })).status).toBe(400);
   });
 
+  it('lists templates a page at a time with meta; bad paging is 400', async () => {
+    const all = await call(app, 'GET', '/api/v1/actions/templates?per_page=100', { token: ws.apiKey });
+    expect(all.status).toBe(200);
+    const total = all.body.data.length as number;
+    expect(total).toBeGreaterThanOrEqual(1);
+    expect(all.body.meta).toEqual({ total, page: 1, per_page: 100 });
+    const first = await call(app, 'GET', '/api/v1/actions/templates?page=1&per_page=1', { token: ws.apiKey });
+    expect(first.body).toEqual({ data: [all.body.data[0]], meta: { total, page: 1, per_page: 1 } });
+    // The second item, or none while there is a single built-in template.
+    const second = await call(app, 'GET', '/api/v1/actions/templates?page=2&per_page=1', { token: ws.apiKey });
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual({ data: all.body.data.slice(1, 2), meta: { total, page: 2, per_page: 1 } });
+    for (const query of ['page=0', 'per_page=101', 'per_page=abc', 'page=abc']) {
+      const bad = await call(app, 'GET', `/api/v1/actions/templates?${query}`, { token: ws.apiKey });
+      expect([bad.status, bad.body.error.code], query).toEqual([400, 'BAD_REQUEST']);
+    }
+  });
+
   it('viewers read, members do not; another workspace’s actions are 404', async () => {
     const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
     const viewerRole = roles.body.data.find((r: { key: string }) => r.key === 'viewer').id;

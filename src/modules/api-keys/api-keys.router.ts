@@ -1,16 +1,15 @@
-import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
 import { deletedOutput } from '../../core/pagination.ts';
 import { managementProcedure, router } from '../../core/trpc.ts';
-import { apiKeyIdInput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput } from './api-keys.schema.ts';
+import { apiKeyIdInput, apiKeyPage, createApiKeyInput, createdApiKeyOutput, listApiKeysInput } from './api-keys.schema.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from './api-keys.service.ts';
 
 export const apiKeysRouter = router({
   list: managementProcedure('api_keys:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/api-keys', tags: ['api-keys'], summary: 'List secret API keys', protect: true } })
-    .input(z.object({}).prefault({}))
-    .output(z.array(apiKeyOutput))
-    .query(({ ctx }) => listApiKeys(ctx.em)),
+    .input(listApiKeysInput)
+    .output(apiKeyPage)
+    .query(({ ctx, input }) => listApiKeys(ctx.em, input)),
 
   create: managementProcedure('api_keys:write')
     .meta({

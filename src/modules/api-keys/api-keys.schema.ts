@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageOf, pageParams } from '../../core/pagination.ts';
 
 export const apiKeyOutput = z
   .object({
@@ -9,6 +10,8 @@ export const apiKeyOutput = z
   })
   .meta({ id: 'ApiKey' });
 export type ApiKeyView = z.infer<typeof apiKeyOutput>;
+export const apiKeyPage = pageOf(apiKeyOutput);
+export const listApiKeysInput = z.object({ ...pageParams }).prefault({});
 
 /** The only time the secret is ever shown. */
 export const createdApiKeyOutput = apiKeyOutput.extend({ key: z.string() }).meta({ id: 'CreatedApiKey' });

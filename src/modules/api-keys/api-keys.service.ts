@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
+import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { ApiKey } from './api-key.entity.ts';
 import type { ApiKeyView } from './api-keys.schema.ts';
@@ -33,9 +34,10 @@ export async function createApiKey(scope: AuditScope, name: string) {
   return { ...toView(key), key: secret };
 }
 
-export async function listApiKeys(em: EntityManager): Promise<ApiKeyView[]> {
-  const keys = await em.find(ApiKey, { revokedAt: null }, { orderBy: { id: 'asc' } });
-  return keys.map(toView);
+/** Live (unrevoked) keys, a page at a time, by id. */
+export async function listApiKeys(em: EntityManager, query: PageQuery) {
+  const [keys, total] = await em.findAndCount(ApiKey, { revokedAt: null }, { orderBy: { id: 'asc' }, ...offsetOf(query) });
+  return toPage(keys.map(toView), total, query);
 }
 
 export async function revokeApiKey(scope: AuditScope, id: string) {

@@ -58,4 +58,24 @@ describe('secret API keys', () => {
     expect(nameless.status).toBe(400);
     expect((await call(app, 'DELETE', '/api/v1/api-keys/not-an-id', { token: ws.apiKey })).status).toBe(404);
   });
+
+  it('lists keys a page at a time with meta; bad paging is 400', async () => {
+    for (const name of ['page one', 'page two']) {
+      expect((await call(app, 'POST', '/api/v1/api-keys', { token: ws.apiKey, body: { name } })).status).toBe(201);
+    }
+    const all = await call(app, 'GET', '/api/v1/api-keys?per_page=100', { token: ws.apiKey });
+    expect(all.status).toBe(200);
+    expect(all.body.data.length).toBeGreaterThanOrEqual(3);
+    expect(all.body.meta).toEqual({ total: all.body.data.length, page: 1, per_page: 100 });
+    const first = await call(app, 'GET', '/api/v1/api-keys', { token: ws.apiKey });
+    expect(first.body.meta).toEqual({ total: all.body.data.length, page: 1, per_page: 20 });
+    const second = await call(app, 'GET', '/api/v1/api-keys?page=2&per_page=1', { token: ws.apiKey });
+    expect(second.status).toBe(200);
+    expect(second.body.data).toEqual([all.body.data[1]]);
+    expect(second.body.meta).toEqual({ total: all.body.data.length, page: 2, per_page: 1 });
+    for (const query of ['page=0', 'per_page=101', 'per_page=abc', 'page=abc']) {
+      const bad = await call(app, 'GET', `/api/v1/api-keys?${query}`, { token: ws.apiKey });
+      expect([bad.status, bad.body.error.code], query).toEqual([400, 'BAD_REQUEST']);
+    }
+  });
 });

@@ -1,4 +1,4 @@
-import { builder } from '../../graphql/builder.ts';
+import { builder, PageMetaRef } from '../../graphql/builder.ts';
 import type { SessionView } from './auth.schema.ts';
 
 const SessionRef = builder.objectRef<SessionView>('Session').implement({
@@ -14,11 +14,21 @@ const SessionRef = builder.objectRef<SessionView>('Session').implement({
   }),
 });
 
+const SessionPageRef = builder
+  .objectRef<{ data: SessionView[]; meta: { total: number; page: number; per_page: number } }>('SessionPage')
+  .implement({
+    fields: (t) => ({
+      data: t.field({ type: [SessionRef], resolve: (page) => page.data }),
+      meta: t.field({ type: PageMetaRef, resolve: (page) => page.meta }),
+    }),
+  });
+
 builder.queryFields((t) => ({
   mySessions: t.field({
-    type: [SessionRef],
-    description: "The signed-in caller's live sessions.",
-    resolve: (_root, _args, ctx) => ctx.caller.auth.sessions(),
+    type: SessionPageRef,
+    description: "The signed-in caller's live sessions, newest first.",
+    args: { page: t.arg.int(), perPage: t.arg.int() },
+    resolve: (_root, args, ctx) => ctx.caller.auth.sessions({ page: args.page ?? undefined, per_page: args.perPage ?? undefined }),
   }),
 }));
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageOf, pageParams } from '../../core/pagination.ts';
 import { userOutput } from '../users/users.schema.ts';
 import { emailInput } from '../users/users.schema.ts';
 import { newPasswordInput, presentedPasswordInput } from './password-policy.ts';
@@ -37,6 +38,8 @@ export const sessionOutput = z
   })
   .meta({ id: 'Session' });
 export type SessionView = z.infer<typeof sessionOutput>;
+export const sessionPage = pageOf(sessionOutput);
+export const listSessionsInput = z.strictObject({ ...pageParams }).prefault({});
 
 export const endedOutput = z.object({ ended_sessions: z.number().int() });
 export const sessionIdInput = z.object({ id: z.string().max(100) });

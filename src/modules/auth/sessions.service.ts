@@ -3,6 +3,7 @@ import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
+import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { runStatement, runStatementIn, type Statement } from '../../core/sql.ts';
 import { USER_COLUMNS, userRowToView, type UserRow } from '../users/user-row.ts';
@@ -232,9 +233,14 @@ export async function endUserSessions(em: EntityManager, userId: string, now: Da
   return ended.length;
 }
 
-export async function listSessions(em: EntityManager, userId: string, current: string, now: Date): Promise<SessionView[]> {
-  const sessions = await em.find(Session, { userId, endedAt: null, expiresAt: { $gt: now } }, { orderBy: { createdAt: 'desc' } });
-  return sessions.map((s) => ({
+/** A user's live sessions, a page at a time, newest first (id breaks ties). */
+export async function listSessions(em: EntityManager, userId: string, current: string, now: Date, query: PageQuery) {
+  const [sessions, total] = await em.findAndCount(
+    Session,
+    { userId, endedAt: null, expiresAt: { $gt: now } },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, ...offsetOf(query) },
+  );
+  const views = sessions.map((s): SessionView => ({
     id: s.id,
     current: s.id === current,
     created_at: s.createdAt.toISOString(),
@@ -243,6 +249,7 @@ export async function listSessions(em: EntityManager, userId: string, current: s
     ip: s.ip,
     user_agent: s.userAgent,
   }));
+  return toPage(views, total, query);
 }
 
 /** A user's own session by id; anyone else's (or a malformed id) is NOT_FOUND. */

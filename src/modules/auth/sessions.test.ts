@@ -78,14 +78,36 @@ describe('sessions: logout, revoke-all, listing, and who may call what', () => {
   it('serves sessions through tRPC and GraphQL too', async () => {
     const a = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
     const t = await trpc(app, 'query', 'auth.sessions', undefined, a.accessToken);
-    expect(t.body.result.data.some((s: { current: boolean }) => s.current)).toBe(true);
-    const g = await graphql(app, '{ mySessions { id current } }', {}, a.accessToken);
+    expect(t.body.result.data.data.some((s: { current: boolean }) => s.current)).toBe(true);
+    expect(t.body.result.data.meta).toMatchObject({ page: 1, per_page: 20 });
+    const g = await graphql(app, '{ mySessions(perPage: 100) { data { id current } meta { total page perPage } } }', {}, a.accessToken);
     expect(g.body.errors).toBeUndefined();
-    expect(g.body.data.mySessions.some((s: { current: boolean }) => s.current)).toBe(true);
-    const id = g.body.data.mySessions.find((s: { current: boolean }) => s.current).id;
+    expect(g.body.data.mySessions.meta).toMatchObject({ page: 1, perPage: 100 });
+    expect(g.body.data.mySessions.data.some((s: { current: boolean }) => s.current)).toBe(true);
+    const id = g.body.data.mySessions.data.find((s: { current: boolean }) => s.current).id;
     const ended = await graphql(app, 'mutation($id: ID!) { revokeSession(id: $id) }', { id }, a.accessToken);
     expect(ended.body.data.revokeSession).toBe(true);
     expect((await sessions(a.accessToken)).status).toBe(401);
+  });
+
+  it('lists sessions a page at a time with meta, newest first; bad paging is 400', async () => {
+    const email = uniqueEmail('paged');
+    await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'paged sessions password' } });
+    const older = await signIn(app, ws.id, email, 'paged sessions password');
+    app.clock.advance(1000);
+    const newer = await signIn(app, ws.id, email, 'paged sessions password');
+    const all = await sessions(newer.accessToken);
+    expect(all.status).toBe(200);
+    expect(all.body.meta).toEqual({ total: 2, page: 1, per_page: 20 });
+    expect(all.body.data.map((s: { id: string }) => s.id)).toEqual([newer.sessionId, older.sessionId]);
+    const second = await call(app, 'GET', '/api/v1/auth/sessions?page=2&per_page=1', { token: newer.accessToken });
+    expect(second.status).toBe(200);
+    expect(second.body.data).toEqual([all.body.data[1]]);
+    expect(second.body.meta).toEqual({ total: 2, page: 2, per_page: 1 });
+    for (const query of ['page=0', 'per_page=101', 'per_page=abc', 'page=abc']) {
+      const bad = await call(app, 'GET', `/api/v1/auth/sessions?${query}`, { token: newer.accessToken });
+      expect([bad.status, bad.body.error.code], query).toEqual([400, 'BAD_REQUEST']);
+    }
   });
 
   it('keeps user calls for users: an API key is FORBIDDEN there', async () => {

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { deletedOutput } from '../../core/pagination.ts';
@@ -12,9 +11,10 @@ import {
   endpointIdInput,
   endpointOutput,
   endpointPage,
-  eventTypeOutput,
+  eventTypePage,
   listDeliveriesInput,
   listEndpointsInput,
+  listEventTypesInput,
   updateEndpointInput,
 } from './webhooks.schema.ts';
 import {
@@ -58,9 +58,9 @@ export const webhooksRouter = router({
 
   eventTypes: managementProcedure('webhooks:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/webhooks/event-types', tags, summary: 'List subscribable events', protect: true } })
-    .input(z.object({}).prefault({}))
-    .output(z.array(eventTypeOutput))
-    .query(() => listEventTypes()),
+    .input(listEventTypesInput)
+    .output(eventTypePage)
+    .query(({ input }) => listEventTypes(input)),
 
   update: managementProcedure('webhooks:write')
     .meta({ openapi: { method: 'PATCH', path: '/api/v1/webhooks/{id}', tags, summary: 'Update an endpoint', protect: true } })

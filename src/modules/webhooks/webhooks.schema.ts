@@ -69,3 +69,5 @@ export type DeliveryView = z.infer<typeof deliveryOutput>;
 export const deliveryPage = pageOf(deliveryOutput);
 
 export const eventTypeOutput = z.object({ type: z.string(), description: z.string() }).meta({ id: 'WebhookEventType' });
+export const eventTypePage = pageOf(eventTypeOutput);
+export const listEventTypesInput = z.object({ ...pageParams }).prefault({});

@@ -13,8 +13,11 @@ import { targetProblem, type TargetPolicy } from './sender.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryStatus } from './webhook.entity.ts';
 import type { CreateEndpointInput, DeliveryView, EndpointView, UpdateEndpointInput } from './webhooks.schema.ts';
 
-export function listEventTypes() {
-  return Object.entries(EVENT_TYPES).map(([type, description]) => ({ type, description }));
+/** The subscribable events, a page at a time, in the order EVENT_TYPES declares them. */
+export function listEventTypes(query: PageQuery) {
+  const all = Object.entries(EVENT_TYPES).map(([type, description]) => ({ type, description }));
+  const { limit, offset } = offsetOf(query);
+  return toPage(all.slice(offset, offset + limit), all.length, query);
 }
 
 function toView(endpoint: WebhookEndpoint): EndpointView {

@@ -98,6 +98,24 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     expect(res.body.data[0]).toEqual({ type: expect.any(String), description: expect.any(String) });
   });
 
+  it('lists event types a page at a time with meta; bad paging is 400', async () => {
+    const all = await call(app, 'GET', '/api/v1/webhooks/event-types?per_page=100', { token: ws.apiKey });
+    expect(all.status).toBe(200);
+    expect(all.body.data.length).toBeGreaterThan(1);
+    expect(all.body.meta).toEqual({ total: all.body.data.length, page: 1, per_page: 100 });
+    expect(all.body.data[0].type).toBe('user.created');
+    const second = await call(app, 'GET', '/api/v1/webhooks/event-types?page=2&per_page=1', { token: ws.apiKey });
+    expect(second.status).toBe(200);
+    expect(second.body.data).toEqual([all.body.data[1]]);
+    expect(second.body.meta).toEqual({ total: all.body.data.length, page: 2, per_page: 1 });
+    const past = await call(app, 'GET', `/api/v1/webhooks/event-types?page=${all.body.data.length + 1}&per_page=1`, { token: ws.apiKey });
+    expect(past.body).toEqual({ data: [], meta: { total: all.body.data.length, page: all.body.data.length + 1, per_page: 1 } });
+    for (const query of ['page=0', 'per_page=101', 'per_page=abc', 'page=abc']) {
+      const bad = await call(app, 'GET', `/api/v1/webhooks/event-types?${query}`, { token: ws.apiKey });
+      expect([bad.status, bad.body.error.code], query).toEqual([400, 'BAD_REQUEST']);
+    }
+  });
+
   it('delivers a committed event signed per Standard Webhooks, and shows the secret only once', async () => {
     const created = await endpoint({ event_types: ['user.created'], description: 'CRM sync' });
     expect(created.secret).toMatch(/^whsec_/);

@@ -14,7 +14,7 @@ import { EnrollFactorDialog } from './EnrollFactorDialog.tsx';
 export function FactorsSection() {
   const queryClient = useQueryClient();
   const [verifiedName, setVerifiedName] = useState<string | null>(null);
-  const factors = useQuery({ queryKey: ['mfa.factors'], queryFn: () => api.mfa.listFactors.query({}) });
+  const factors = useQuery({ queryKey: ['mfa.factors', { per_page: 100 }], queryFn: () => api.mfa.listFactors.query({ per_page: 100 }) });
   const remove = useMutation({
     mutationFn: (id: string) => api.mfa.removeFactor.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['mfa.factors'] }),
@@ -30,10 +30,10 @@ export function FactorsSection() {
       <QueryState
         query={factors}
         loading="Loading your authenticator apps…"
-        isEmpty={(list) => list.length === 0}
+        isEmpty={(page) => page.data.length === 0}
         empty={<EmptyState title="No authenticator app yet">Add one to protect your account with a second step at sign-in.</EmptyState>}
       >
-        {(list) => (
+        {(page) => (
           <table className="table">
             <caption className="visually-hidden">Your authenticator apps</caption>
             <thead>
@@ -47,7 +47,7 @@ export function FactorsSection() {
               </tr>
             </thead>
             <tbody>
-              {list.map((f) => (
+              {page.data.map((f) => (
                 <tr key={f.id}>
                   <td>{f.name}</td>
                   <td>

@@ -14,7 +14,7 @@ export function SessionsSection() {
   const queryClient = useQueryClient();
   const { signOut } = useSession();
   const navigate = useNavigate();
-  const sessions = useQuery({ queryKey: ['auth.sessions'], queryFn: () => api.auth.sessions.query({}) });
+  const sessions = useQuery({ queryKey: ['auth.sessions', { per_page: 100 }], queryFn: () => api.auth.sessions.query({ per_page: 100 }) });
   const revoke = useMutation({
     mutationFn: (id: string) => api.auth.revokeSession.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['auth.sessions'] }),
@@ -36,7 +36,7 @@ export function SessionsSection() {
       }
     >
       <QueryState query={sessions} loading="Loading your sessions…">
-        {(list) => (
+        {(page) => (
           <table className="table">
             <caption className="visually-hidden">Your sessions</caption>
             <thead>
@@ -51,7 +51,7 @@ export function SessionsSection() {
               </tr>
             </thead>
             <tbody>
-              {list.map((s) => (
+              {page.data.map((s) => (
                 <tr key={s.id}>
                   <td>
                     {describeUserAgent(s.user_agent)} {s.current ? <StatusBadge status="This session" tone="good" /> : null}

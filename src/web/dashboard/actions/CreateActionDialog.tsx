@@ -20,12 +20,12 @@ export function CreateActionDialog() {
   const [name, setName] = useState('');
   const [start, setStart] = useState<Start>('blank');
   const templates = useQuery({
-    queryKey: ['actions.templates'],
-    queryFn: () => api.actions.templates.query({}),
+    queryKey: ['actions.templates', { per_page: 100 }],
+    queryFn: () => api.actions.templates.query({ per_page: 100 }),
     staleTime: Infinity,
     enabled: open,
   });
-  const chosen = templates.data?.find((t) => t.key === start);
+  const chosen = templates.data?.data.find((t) => t.key === start);
   const create = useMutation({
     mutationFn: () =>
       start === 'blank'
@@ -38,7 +38,7 @@ export function CreateActionDialog() {
   });
   const options = [
     { value: 'blank' as Start, label: 'Blank action' },
-    ...(templates.data ?? []).map((t) => ({ value: t.key as Start, label: `Template: ${t.name}` })),
+    ...(templates.data?.data ?? []).map((t) => ({ value: t.key as Start, label: `Template: ${t.name}` })),
   ];
   const close = () => {
     setOpen(false);

@@ -13,7 +13,7 @@ export function ApiKeysPage() {
   const can = useCan();
   const canWrite = can('api_keys:write');
   const queryClient = useQueryClient();
-  const keys = useQuery({ queryKey: ['apiKeys.list'], queryFn: () => api.apiKeys.list.query({}) });
+  const keys = useQuery({ queryKey: ['apiKeys.list', { per_page: 100 }], queryFn: () => api.apiKeys.list.query({ per_page: 100 }) });
   const revoke = useMutation({
     mutationFn: (id: string) => api.apiKeys.revoke.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['apiKeys.list'] }),
@@ -26,8 +26,13 @@ export function ApiKeysPage() {
         actions={canWrite ? <CreateApiKeyDialog /> : null}
       />
       {canWrite ? null : <ReadOnlyNote permission="api_keys:write" />}
-      <QueryState query={keys} loading="Loading API keys…" isEmpty={(list) => list.length === 0} empty={<EmptyState title="No API keys" />}>
-        {(list) => (
+      <QueryState
+        query={keys}
+        loading="Loading API keys…"
+        isEmpty={(page) => page.data.length === 0}
+        empty={<EmptyState title="No API keys" />}
+      >
+        {(page) => (
           <table className="table">
             <caption className="visually-hidden">API keys</caption>
             <thead>
@@ -43,7 +48,7 @@ export function ApiKeysPage() {
               </tr>
             </thead>
             <tbody>
-              {list.map((k) => (
+              {page.data.map((k) => (
                 <tr key={k.id}>
                   <th scope="row">{k.name}</th>
                   <td>

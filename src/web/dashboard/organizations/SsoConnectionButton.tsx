@@ -25,7 +25,7 @@ export function SsoConnectionButton({ organization }: { organization: Organizati
           {(c) => (
             <dl className="facts">
               <dt>Protocol</dt>
-              <dd>{c.kind === 'oidc' ? 'OpenID Connect' : 'SAML 2.0'}</dd>
+              <dd>{c.kind === 'oidc' ? 'OpenID Connect' : c.kind === 'saml' ? 'SAML 2.0' : 'Not submitted yet'}</dd>
               <dt>Active</dt>
               <dd>{c.active ? 'Yes' : 'No'}</dd>
               {c.oidc ? (

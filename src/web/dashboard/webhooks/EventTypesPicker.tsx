@@ -5,15 +5,19 @@ import { Checkbox } from '../../ui/forms/Checkbox.tsx';
 
 /** The subscribable events from `webhooks.eventTypes`, as checkboxes; none ticked means every event. */
 export function EventTypesPicker({ value, onChange }: { value: string[]; onChange(next: string[]): void }) {
-  const types = useQuery({ queryKey: ['webhooks.eventTypes'], queryFn: () => api.webhooks.eventTypes.query({}), staleTime: Infinity });
+  const types = useQuery({
+    queryKey: ['webhooks.eventTypes', { per_page: 100 }],
+    queryFn: () => api.webhooks.eventTypes.query({ per_page: 100 }),
+    staleTime: Infinity,
+  });
   const toggle = (type: string, on: boolean) => onChange(on ? [...value, type] : value.filter((t) => t !== type));
   return (
     <fieldset className="event-types">
       <legend>Events</legend>
       <p className="hint">Tick none to receive every event.</p>
       <QueryState query={types} loading="Loading event types…">
-        {(list) =>
-          list.map((t) => (
+        {(page) =>
+          page.data.map((t) => (
             <Checkbox
               key={t.type}
               label={t.type}
