@@ -74,6 +74,11 @@ const configSchema = z.object({
     .refine((list) => list.length > 0 && list.every(isDnsServer), 'must be comma-separated IP addresses, each with an optional :port')
     .optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Refuses new passwords found on a list of ~49,000 commonly used ones (off: the spec's rule is length only). */
+  REJECT_COMMON_PASSWORDS: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   /** Lets webhooks reach loopback and private addresses (local development and tests only). */
   ALLOW_PRIVATE_WEBHOOK_TARGETS: z
     .enum(['true', 'false', '1', '0'])

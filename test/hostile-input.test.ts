@@ -93,7 +93,8 @@ const endpoints: Endpoint[] = Object.entries(doc.paths ?? {}).flatMap(([path, it
 
 const fromBody = (e: Endpoint) => e.method !== 'GET' && e.method !== 'DELETE';
 /** Calls a signed-in user makes as themself: an API key is refused (403) before anything else. */
-const userOnly = (e: Endpoint) => /^\/api\/v1\/(auth|mfa)\//.test(e.path) || (e.method === 'POST' && e.path === '/api/v1/iga/requests');
+const userOnly = (e: Endpoint) =>
+  e.secured && (/^\/api\/v1\/(auth|mfa)\//.test(e.path) || (e.method === 'POST' && e.path === '/api/v1/iga/requests'));
 
 interface Sent {
   status: number;

@@ -24,5 +24,9 @@ describe('generated contracts', () => {
     expect(Object.keys(doc.paths['/api/v1/api-keys'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(doc.paths['/api/v1/api-keys/{id}'])).toContain('delete');
     expect(Object.keys(doc.paths['/platform/v1/workspaces'])).toContain('post');
+    // Express routes, written out by hand: the spec's social sign-in, the CONTRACT's callback and probes.
+    for (const path of ['/api/v1/auth/oauth/{provider}/start', '/api/v1/auth/oauth/{provider}/callback', '/healthz', '/readyz']) {
+      expect(Object.keys(doc.paths[path] ?? {}), path).toEqual(['get']);
+    }
   });
 });

@@ -4,6 +4,26 @@ import type { AppDeps } from './context.ts';
 import { sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
 
+/** The two probes in the OpenAPI document (CONTRACT: `/healthz` alive, `/readyz` database and Redis reachable). */
+export const HEALTH_PATHS: Record<string, Record<string, unknown>> = {
+  '/healthz': {
+    get: {
+      operationId: 'healthz',
+      summary: 'The process answers: {"data":{"status":"ok"}}',
+      tags: ['health'],
+      responses: { '200': { description: 'Alive' } },
+    },
+  },
+  '/readyz': {
+    get: {
+      operationId: 'readyz',
+      summary: 'The database (and Redis, when configured) answer: {"data":{"status":"ready","checks":{…}}}',
+      tags: ['health'],
+      responses: { '200': { description: 'Ready' }, '503': { description: 'UNAVAILABLE, naming what is unreachable' } },
+    },
+  },
+};
+
 /** `/healthz`: the process answers. `/readyz`: the database (and Redis, when configured) answer too. */
 export function healthRoutes(deps: AppDeps): Router {
   const routes = express.Router();

@@ -72,6 +72,8 @@ export function errorHandler(deps: AppDeps): ErrorRequestHandler {
     if (type === 'entity.too.large')
       return sendError(res, new AppError('BAD_REQUEST', 'The request body is larger than 1 MiB', { status: 413 }));
     if (type === 'entity.parse.failed') return sendError(res, new AppError('BAD_REQUEST', 'The request body is not valid JSON'));
+    // The router could not decode a path parameter (`%`, `%FF`): the path names nothing.
+    if (error instanceof URIError) return sendError(res, new AppError('NOT_FOUND', `No such resource at ${req.method} ${req.path}`));
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return sendError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding'));
     }

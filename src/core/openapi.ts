@@ -1,5 +1,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+import { browserSignInPaths } from '../modules/sso/openapi.ts';
 import { PROTOCOL_SECURITY_SCHEMES, protocolPaths } from '../oauth/openapi.ts';
+import { HEALTH_PATHS } from './health.ts';
 import { appRouter, procedureMeta } from '../router.ts';
 
 type Json = Record<string, unknown>;
@@ -77,7 +79,7 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     }
     paths[exact.get(path) ?? path] = item;
   }
-  Object.assign(paths, protocolPaths());
+  Object.assign(paths, protocolPaths(), browserSignInPaths(), HEALTH_PATHS);
   const components = { ...doc.components, securitySchemes: { ...doc.components?.securitySchemes, ...PROTOCOL_SECURITY_SCHEMES } };
   return { ...doc, paths, components } as OpenAPIObject;
 }

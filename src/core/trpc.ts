@@ -109,11 +109,14 @@ export function rateLimit(name: LimitName, key: (ctx: Context) => string = (ctx)
 
 const noLimit = t.middleware(({ next }) => next());
 
-/** A signed-in user acting as themself (their own factors, password, sessions). */
+/**
+ * A signed-in user acting as themself (their own factors, password, sessions). A named limit counts
+ * every call from the address, before the credential is checked, as the spec's per-IP limits do.
+ */
 export function limitedUserProcedure(limit?: LimitName) {
   return base
-    .use(authenticated())
     .use(limit ? rateLimit(limit) : noLimit)
+    .use(authenticated())
     .use(({ ctx, next }) => {
       if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
       return next({ ctx: { principal: ctx.principal, userId: ctx.principal.id, sessionId: ctx.principal.sessionId } });

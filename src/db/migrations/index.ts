@@ -18,6 +18,7 @@ import { Migration20261126110000_customization } from './Migration20261126110000
 import { Migration20261126120000_webhooks } from './Migration20261126120000_webhooks.ts';
 import { Migration20261126130000_hot_updates } from './Migration20261126130000_hot_updates.ts';
 import { Migration20261126140000_builtin_role_names } from './Migration20261126140000_builtin_role_names.ts';
+import { Migration20261126150000_factor_last_step } from './Migration20261126150000_factor_last_step.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -43,4 +44,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126120000_webhooks', class: Migration20261126120000_webhooks },
   { name: 'Migration20261126130000_hot_updates', class: Migration20261126130000_hot_updates },
   { name: 'Migration20261126140000_builtin_role_names', class: Migration20261126140000_builtin_role_names },
+  { name: 'Migration20261126150000_factor_last_step', class: Migration20261126150000_factor_last_step },
 ];

@@ -1,3 +1,4 @@
+import { assertPasswordAllowed } from './password-policy.ts';
 import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
 import { originOf } from '../../core/context.ts';
@@ -14,12 +15,13 @@ import {
   endedOutput,
   forgotInput,
   forgotOutput,
+  listSessionsInput,
   loginInput,
   meOutput,
   refreshInput,
   resetInput,
   sessionIdInput,
-  sessionOutput,
+  sessionPage,
   tokensOutput,
 } from './auth.schema.ts';
 import { challengeOutput } from '../mfa/mfa.schema.ts';
@@ -110,7 +112,10 @@ export const authRouter = router({
     })
     .input(resetInput)
     .output(z.object({ password_reset: z.literal(true) }))
-    .mutation(({ ctx, input }) => resetPassword(ctx.deps, ctx.em, input.token, input.password, originOf(ctx))),
+    .mutation(({ ctx, input }) => {
+      assertPasswordAllowed(ctx.deps.config, input.password, 'password');
+      return resetPassword(ctx.deps, ctx.em, input.token, input.password, originOf(ctx));
+    }),
 
   changePassword: limitedUserProcedure('password')
     .meta({
@@ -124,21 +129,22 @@ export const authRouter = router({
     })
     .input(changeInput)
     .output(z.object({ password_changed: z.literal(true), ended_sessions: z.number().int() }))
-    .mutation(({ ctx, input }) =>
-      changePassword(
+    .mutation(({ ctx, input }) => {
+      assertPasswordAllowed(ctx.deps.config, input.new_password, 'new_password');
+      return changePassword(
         ctx.deps,
         ctx.em,
         { userId: ctx.userId, sessionId: ctx.sessionId, workspaceId: ctx.workspaceId },
         input,
         originOf(ctx),
-      ),
-    ),
+      );
+    }),
 
   sessions: userProcedure
     .meta({ openapi: { method: 'GET', path: '/api/v1/auth/sessions', tags, summary: "The caller's live sessions", protect: true } })
-    .input(noInput)
-    .output(z.array(sessionOutput))
-    .query(({ ctx }) => listSessions(ctx.em, ctx.userId, ctx.sessionId, ctx.deps.clock.now())),
+    .input(listSessionsInput)
+    .output(sessionPage)
+    .query(({ ctx, input }) => listSessions(ctx.em, ctx.userId, ctx.sessionId, ctx.deps.clock.now(), input)),
 
   me: userProcedure
     .meta({

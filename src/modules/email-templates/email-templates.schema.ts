@@ -5,12 +5,18 @@ export const templateKeyInput = z.object({ key: z.string().max(100) });
 
 export const listEmailTemplatesInput = z.object({ ...pageParams }).prefault({});
 
-export const updateEmailTemplateInput = z.strictObject({
-  key: z.string().max(100),
-  subject: z.string().trim().min(1).max(500),
-  html: z.string().min(1).max(100_000),
-  text: z.string().min(1).max(100_000),
-});
+/** Any of `subject`, `html` and `text`; what is left out stays as the template has it now. */
+export const updateEmailTemplateInput = z
+  .strictObject({
+    key: z.string().max(100),
+    subject: z.string().trim().min(1).max(500).optional(),
+    html: z.string().min(1).max(100_000).optional(),
+    text: z.string().min(1).max(100_000).optional(),
+  })
+  .refine((v) => v.subject !== undefined || v.html !== undefined || v.text !== undefined, {
+    message: 'send subject, html or text',
+    path: ['subject'],
+  });
 export type UpdateEmailTemplateInput = z.infer<typeof updateEmailTemplateInput>;
 
 export const emailTemplateOutput = z

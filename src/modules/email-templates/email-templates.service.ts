@@ -52,11 +52,17 @@ export async function getEmailTemplate(em: EntityManager, key: string): Promise<
 
 /**
  * Saves the workspace's version after checking it parses and uses only the template's variables
- * (400 with one detail per problem); the next email of that kind is rendered from it.
+ * (400 with one detail per problem); the next email of that kind is rendered from it. Parts left out
+ * are kept as the template has them now (the workspace's version, else the built-in one).
  */
 export async function updateEmailTemplate(scope: AuditScope, input: UpdateEmailTemplateInput, now: Date): Promise<EmailTemplateView> {
   const key = knownKey(input.key);
-  const template: EmailTemplate = { subject: input.subject, html: input.html, text: input.text };
+  const current = toView(key, await scope.em.findOne(CustomEmailTemplate, { key }));
+  const template: EmailTemplate = {
+    subject: input.subject ?? current.subject,
+    html: input.html ?? current.html,
+    text: input.text ?? current.text,
+  };
   const problems = checkTemplate(key, template);
   if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The template cannot be used as written', { details: problems });
   // One statement, so two concurrent first saves of a key both succeed (the later one wins).

@@ -175,9 +175,19 @@ describe('email templates', () => {
     expect((await put('password_reset', { ...RESET, text: '{{{link}}}' })).status).toBe(200);
   });
 
+  it('changes only the parts sent; the others stay as they were', async () => {
+    const fresh = await createWorkspace(app, 'Partial Templates');
+    const builtIn = (await call(app, 'GET', '/api/v1/email-templates/password_reset', { token: fresh.apiKey })).body.data;
+    const res = await put('password_reset', { subject: 'Reset it now' }, fresh.apiKey);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ subject: 'Reset it now', html: builtIn.html, text: builtIn.text, customized: true });
+    const again = await put('password_reset', { text: 'Follow {{link}}' }, fresh.apiKey);
+    expect(again.body.data).toMatchObject({ subject: 'Reset it now', html: builtIn.html, text: 'Follow {{link}}' });
+  });
+
   it('validates the body strictly and answers 404 for an unknown key', async () => {
-    const missing = await put('password_reset', { subject: 'x', html: 'y' });
-    expect(missing.body.error.details.map((d: { path: string }) => d.path)).toEqual(['text']);
+    const empty = await put('password_reset', {});
+    expect([empty.status, empty.body.error.code]).toEqual([400, 'BAD_REQUEST']);
     expect((await put('password_reset', { ...RESET, from: 'evil@example.com' })).status).toBe(400);
     for (const [method, body] of [
       ['GET', undefined],

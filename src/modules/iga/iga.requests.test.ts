@@ -161,10 +161,22 @@ describe('entitlements and access requests', () => {
     expect(assigned.body.data[0].actor).toEqual({ type: 'user', id: admin.id });
   });
 
+  it('decides with no body, or with reason or comment on either decision', async () => {
+    const quiet = await person('quiet');
+    const first = (await ask(quiet, { entitlement_id: groupId, justification: 'First' })).body.data.id;
+    const bare = await call(app, 'POST', `/api/v1/iga/requests/${first}/deny`, { token: ws.apiKey });
+    expect(bare.status).toBe(200);
+    expect(bare.body.data).toMatchObject({ status: 'denied', decision_reason: null });
+    const second = (await ask(quiet, { entitlement_id: groupId, justification: 'Second' })).body.data.id;
+    const approved = await decide(second, 'approve', { reason: 'Needed for the audit' }, ws.apiKey);
+    expect(approved.body.data).toMatchObject({ status: 'approved', decision_reason: 'Needed for the audit' });
+  });
+
   it('denies with a reason; nothing is granted; deciding again is 409', async () => {
     const requester = await person('denied');
     const { id } = (await ask(requester, { entitlement_id: groupId, justification: 'Want to see the books' })).body.data;
-    expect((await decide(id, 'deny', {})).status).toBe(400);
+    expect((await decide(id, 'deny', { reason: '' })).status).toBe(400);
+    expect((await decide(id, 'deny', { note: 'unknown field' })).status).toBe(400);
     const denied = await decide(id, 'deny', { reason: 'Not on the finance team' }, ws.apiKey);
     expect(denied.body.data).toMatchObject({
       status: 'denied',
@@ -177,7 +189,7 @@ describe('entitlements and access requests', () => {
     expect((await decide(id, 'approve', {})).status).toBe(409);
     expect((await events('access_request.denied')).at(-1)?.payload).toMatchObject({ id, reason: 'Not on the finance team' });
     expect((await mail.waitFor(requester.email)).raw).toContain('Not on the finance team');
-    const list = await call(app, 'GET', '/api/v1/iga/requests?status=denied', { token: ws.apiKey });
+    const list = await call(app, 'GET', `/api/v1/iga/requests?status=denied&requester_id=${requester.id}`, { token: ws.apiKey });
     expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([id]);
     // A new request after a denial is fine.
     expect((await ask(requester, { entitlement_id: groupId, justification: 'Joined finance' })).status).toBe(201);

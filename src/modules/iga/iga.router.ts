@@ -95,7 +95,13 @@ export const igaRouter = router({
 
     deny: managementProcedure('iga:write')
       .meta({
-        openapi: { method: 'POST', path: '/api/v1/iga/requests/{id}/deny', tags, summary: 'Deny a request with a reason', protect: true },
+        openapi: {
+          method: 'POST',
+          path: '/api/v1/iga/requests/{id}/deny',
+          tags,
+          summary: 'Deny a request, with a reason if given',
+          protect: true,
+        },
       })
       .input(denyInput)
       .output(accessRequestOutput)

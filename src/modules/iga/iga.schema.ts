@@ -54,12 +54,17 @@ export const listRequestsInput = z
   .prefault({});
 export type ListRequestsInput = z.infer<typeof listRequestsInput>;
 export const requestIdInput = z.object({ id });
+/** The decider's note on a decision: `reason` or `comment`, both optional (one is kept). */
+const note = {
+  reason: z.string().trim().min(1).max(1000).optional(),
+  comment: z.string().trim().min(1).max(1000).optional(),
+};
 export const approveInput = z.strictObject({
   id,
   expires_at: futureTimestamp.nullable().optional().describe('A time-bound grant ends then (roles only)'),
-  comment: z.string().trim().min(1).max(1000).optional(),
+  ...note,
 });
-export const denyInput = z.strictObject({ id, reason: z.string().trim().min(1).max(1000) });
+export const denyInput = z.strictObject({ id, ...note });
 
 export const reviewProgress = z.object({
   total: z.number().int(),

@@ -200,7 +200,7 @@ async function notifyDecision(scope: AuditScope, principal: Principal, request: 
 export async function approveRequest(
   scope: AuditScope,
   principal: Principal,
-  input: { id: string; expires_at?: string | null; comment?: string },
+  input: { id: string; expires_at?: string | null; reason?: string; comment?: string },
   now: Date,
 ): Promise<AccessRequestView> {
   const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
@@ -224,7 +224,7 @@ export async function approveRequest(
     decidedByType: scope.actor.type,
     decidedById: scope.actor.id,
     decidedAt: now,
-    decisionReason: input.comment ?? null,
+    decisionReason: input.reason ?? input.comment ?? null,
     grantExpiresAt: expiresAt,
   });
   recordAudit(scope, {
@@ -251,23 +251,24 @@ export async function approveRequest(
 export async function denyRequest(
   scope: AuditScope,
   principal: Principal,
-  input: { id: string; reason: string },
+  input: { id: string; reason?: string; comment?: string },
   now: Date,
 ): Promise<AccessRequestView> {
   const request = await pendingRequest(scope, principal, input.id);
+  const reason = input.reason ?? input.comment ?? null;
   Object.assign(request, {
     status: 'denied',
     decidedByType: scope.actor.type,
     decidedById: scope.actor.id,
     decidedAt: now,
-    decisionReason: input.reason,
+    decisionReason: reason,
   });
   recordAudit(scope, {
     eventType: 'access_request.deny',
     target: { type: 'access_request', id: request.id },
     details: { requester_id: request.requesterId, entitlement_type: request.entitlementType, entitlement_id: request.entitlementId },
   });
-  emitEvent(scope, 'access_request.denied', { ...eventData(request), reason: input.reason }, now);
-  await notifyDecision(scope, principal, request, `Reason: ${input.reason}`, now);
+  emitEvent(scope, 'access_request.denied', { ...eventData(request), reason }, now);
+  await notifyDecision(scope, principal, request, reason ? `Reason: ${reason}` : 'No reason was given.', now);
   return toRequestView(request);
 }

@@ -1,3 +1,4 @@
+import { assertPasswordAllowed } from '../auth/password-policy.ts';
 import { auditScope } from '../../core/audit-scope.ts';
 import { originOf } from '../../core/context.ts';
 import { deletedOutput } from '../../core/pagination.ts';
@@ -70,5 +71,8 @@ export const invitationsRouter = router({
     })
     .input(acceptInvitationInput)
     .output(tokensOutput)
-    .mutation(({ ctx, input }) => acceptInvitation(ctx.deps, ctx.em, input, originOf(ctx))),
+    .mutation(({ ctx, input }) => {
+      assertPasswordAllowed(ctx.deps.config, input.password, 'password');
+      return acceptInvitation(ctx.deps, ctx.em, input, originOf(ctx));
+    }),
 });

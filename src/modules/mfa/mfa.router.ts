@@ -1,10 +1,18 @@
-import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
 import { originOf } from '../../core/context.ts';
 import { deletedOutput } from '../../core/pagination.ts';
 import { publicProcedure, router, userProcedure } from '../../core/trpc.ts';
 import { tokensOutput } from '../auth/auth.schema.ts';
-import { enrollInput, enrollmentOutput, factorIdInput, factorOutput, mfaVerifyInput, verifyFactorInput } from './mfa.schema.ts';
+import {
+  enrollInput,
+  enrollmentOutput,
+  factorIdInput,
+  factorOutput,
+  factorPage,
+  listFactorsInput,
+  mfaVerifyInput,
+  verifyFactorInput,
+} from './mfa.schema.ts';
 import { completeSignInChallenge, enrollTotp, listFactors, removeFactor, verifyFactor } from './mfa.service.ts';
 
 const tags = ['mfa'];
@@ -14,9 +22,9 @@ export const mfaRouter = router({
     .meta({
       openapi: { method: 'GET', path: '/api/v1/mfa/factors', tags, summary: "The caller's factors (never their secrets)", protect: true },
     })
-    .input(z.strictObject({}).prefault({}))
-    .output(z.array(factorOutput))
-    .query(({ ctx }) => listFactors(ctx.em, ctx.userId)),
+    .input(listFactorsInput)
+    .output(factorPage)
+    .query(({ ctx, input }) => listFactors(ctx.em, ctx.userId, input)),
 
   enrollTotp: userProcedure
     .meta({

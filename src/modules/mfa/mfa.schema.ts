@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageOf, pageParams } from '../../core/pagination.ts';
 import { FACTOR_STATUSES } from './mfa.entity.ts';
 
 export const factorOutput = z
@@ -12,6 +13,8 @@ export const factorOutput = z
   })
   .meta({ id: 'Factor' });
 export type FactorView = z.infer<typeof factorOutput>;
+export const factorPage = pageOf(factorOutput);
+export const listFactorsInput = z.strictObject({ ...pageParams }).prefault({});
 
 /** The label the user chooses; an app with no name given is called "Authenticator app". */
 export const enrollInput = z.strictObject({ name: z.string().trim().min(1).max(100).default('Authenticator app') }).prefault({});

@@ -3,6 +3,7 @@ import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
+import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { User } from '../users/user.entity.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
@@ -27,9 +28,10 @@ function toView(factor: MfaFactor): FactorView {
   };
 }
 
-export async function listFactors(em: EntityManager, userId: string): Promise<FactorView[]> {
-  const factors = await em.find(MfaFactor, { userId }, { orderBy: { id: 'asc' } });
-  return factors.map(toView);
+/** A user's factors, a page at a time, by id. */
+export async function listFactors(em: EntityManager, userId: string, query: PageQuery) {
+  const [factors, total] = await em.findAndCount(MfaFactor, { userId }, { orderBy: { id: 'asc' }, ...offsetOf(query) });
+  return toPage(factors.map(toView), total, query);
 }
 
 /** A new authenticator, `Pending verification` until a code from it is confirmed. */
@@ -60,18 +62,11 @@ async function ownFactor(em: EntityManager, userId: string, id: string): Promise
   return factor;
 }
 
-/** Checks a code against one secret and spends its time step; wrong or replayed is INVALID_CODE. */
-async function acceptCode(
-  deps: AppDeps,
-  em: EntityManager,
-  userId: string,
-  sealedSecrets: string[],
-  code: string,
-  now: Date,
-): Promise<boolean> {
-  for (const sealed of sealedSecrets) {
-    const step = await matchingStep(deps.box.open(sealed), code, now);
-    if (step !== null) return spendStep(em, userId, step);
+/** Checks a code against the factors' secrets and spends its time step on the factor it matched. */
+async function acceptCode(deps: AppDeps, em: EntityManager, factors: MfaFactor[], code: string, now: Date): Promise<boolean> {
+  for (const factor of factors) {
+    const step = await matchingStep(deps.box.open(factor.secret), code, now);
+    if (step !== null && (await spendStep(em, factor.id, step))) return true;
   }
   return false;
 }
@@ -86,7 +81,7 @@ export async function verifyFactor(
 ): Promise<FactorView> {
   const factor = await ownFactor(scope.em, userId, id);
   if (factor.status === 'Verified') throw new AppError('CONFLICT', 'This factor is already verified');
-  if (!(await acceptCode(deps, scope.em, userId, [factor.secret], code, now))) {
+  if (!(await acceptCode(deps, scope.em, [factor], code, now))) {
     recordAudit(scope, { eventType: 'mfa.factor_verify', outcome: 'failure', target: { type: 'factor', id: factor.id } });
     throw new AppError('INVALID_CODE', 'The code is not correct, or was already used', { keepChanges: true });
   }
@@ -130,12 +125,13 @@ export function issueChallenge(
   return { mfa_required: true, mfa_token: token, available_factors: ['totp'], challenge_id: challenge.id };
 }
 
-/** The live challenge an `mfa_token` names; expired, used or unknown is INVALID_TOKEN. */
-export async function openChallenge(em: EntityManager, token: string, now: Date): Promise<MfaChallenge> {
-  const challenge = await em.findOne(MfaChallenge, { tokenHash: sha256(token), usedAt: null, expiresAt: { $gt: now } }, { filters: false });
-  if (!challenge) throw new AppError('INVALID_TOKEN', 'The sign-in challenge is invalid, expired or already used');
-  return challenge;
+/** The live challenge an `mfa_token` names, or null (expired, used or unknown). */
+function liveChallenge(em: EntityManager, token: string, now: Date): Promise<MfaChallenge | null> {
+  return em.findOne(MfaChallenge, { tokenHash: sha256(token), usedAt: null, expiresAt: { $gt: now } }, { filters: false });
 }
+
+const malformedCode = () =>
+  new AppError('BAD_REQUEST', 'The request is invalid', { details: [{ path: 'code', message: 'must be six digits' }], keepChanges: true });
 
 /**
  * Answers a challenge with a code from any verified factor of its user. The code's step is spent and
@@ -156,17 +152,7 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
     });
     throw new AppError('INVALID_CODE', 'The code is not correct, or was already used', { keepChanges: true });
   };
-  if (
-    !(await acceptCode(
-      deps,
-      scope.em,
-      challenge.userId,
-      factors.map((f) => f.secret),
-      code,
-      now,
-    ))
-  )
-    fail('wrong_code');
+  if (!(await acceptCode(deps, scope.em, factors, code, now))) fail('wrong_code');
   const consumed = await scope.em.execute<{ id: string }[]>(
     'update mfa_challenges set used_at = ? where id = ? and used_at is null and expires_at > ? returning id',
     [now, challenge.id, now],
@@ -182,7 +168,8 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
 /** What an admin may know of a user's second factor: how many verified, of which kinds. Never secrets. */
 /**
  * The challenge its token names, counted against its user's limit (5 per 5 minutes, across tokens
- * and addresses, malformed codes included), and answered. Answers the challenge it consumed.
+ * and addresses, malformed codes included), and answered. Answers the challenge it consumed. A code
+ * that is not six digits is BAD_REQUEST whatever the token (counted when the token is live).
  */
 export async function passSignInChallenge(
   deps: AppDeps,
@@ -192,12 +179,14 @@ export async function passSignInChallenge(
   origin: Origin,
 ): Promise<MfaChallenge> {
   const now = deps.clock.now();
-  const challenge = await openChallenge(em, mfaToken, now);
+  const parsed = totpCode.safeParse(code);
+  const challenge = await liveChallenge(em, mfaToken, now);
+  if (!challenge && !parsed.success) throw malformedCode();
+  if (!challenge) throw new AppError('INVALID_TOKEN', 'The sign-in challenge is invalid, expired or already used');
   em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
   const scope: AuditScope = { em, workspaceId: challenge.workspaceId, actor: { type: 'user', id: challenge.userId }, ...origin };
   const decision = await deps.rateLimits.consume('mfaVerify', `user:${challenge.userId}`);
   if (!decision.allowed) throw rateLimitedError(decision);
-  const parsed = totpCode.safeParse(code);
   if (!parsed.success) {
     recordAudit(scope, {
       eventType: 'auth.mfa_verify',
@@ -205,10 +194,7 @@ export async function passSignInChallenge(
       target: { type: 'user', id: challenge.userId },
       details: { reason: 'malformed_code' },
     });
-    throw new AppError('BAD_REQUEST', 'The request is invalid', {
-      details: [{ path: 'code', message: 'must be six digits' }],
-      keepChanges: true,
-    });
+    throw malformedCode();
   }
   await answerChallenge(deps, scope, challenge, parsed.data, now);
   return challenge;

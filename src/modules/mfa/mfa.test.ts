@@ -133,6 +133,24 @@ describe('second factor (TOTP)', () => {
     expect([replay.status, replay.body.error.code]).toEqual([401, 'INVALID_CODE']);
   });
 
+  it('spends steps per factor: a second authenticator is confirmed in the same 30 seconds as the first', async () => {
+    const user = await enrolledUser();
+    const tablet = await enroll(user.token, 'Tablet');
+    const tabletTotp = authenticator(tablet.otpauth_uri);
+    // enrolledUser confirmed the phone in this very step.
+    const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${tablet.factor.id}/verify`, {
+      token: user.token,
+      body: { code: codeAt(tabletTotp) },
+    });
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.data.status).toBe('Verified');
+    // Each factor still refuses its own code twice.
+    const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const replay = await verify(challenge.mfa_token, codeAt(tabletTotp));
+    expect([replay.status, replay.body.error.code]).toEqual([401, 'INVALID_CODE']);
+    expect((await verify(challenge.mfa_token, codeAt(user.totp))).status).toBe(401);
+  });
+
   it('accepts one step either side and refuses two', async () => {
     const user = await enrolledUser();
     for (const [offset, expected] of [
@@ -197,6 +215,11 @@ describe('second factor (TOTP)', () => {
       expect(res.body.error.code).toBe('BAD_REQUEST');
     }
     expect((await verify('mfa_unknown', '123456')).body.error.code).toBe('INVALID_TOKEN');
+    // A malformed code is a malformed body, whatever the token.
+    for (const code of [12, 'abcdef', null]) {
+      const res = await verify('mfa_unknown', code);
+      expect([res.status, res.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    }
   });
 
   it('keeps factors to their owner: another user’s factor is 404; an mfa_token is no bearer token', async () => {
@@ -239,5 +262,23 @@ describe('second factor (TOTP)', () => {
     const rest = await call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey });
     expect(rest.body.data.mfa_enabled).toBe(true);
     expect(JSON.stringify(res.body)).not.toMatch(/secret/i);
+  });
+
+  it('lists factors a page at a time with meta; bad paging is 400', async () => {
+    const user = await newUser();
+    const a = await enroll(user.token, 'First phone');
+    const b = await enroll(user.token, 'Second phone');
+    const all = await call(app, 'GET', '/api/v1/mfa/factors', { token: user.token });
+    expect(all.status).toBe(200);
+    expect(all.body.meta).toEqual({ total: 2, page: 1, per_page: 20 });
+    expect(all.body.data.map((f: { id: string }) => f.id)).toEqual([a.factor.id, b.factor.id].sort());
+    const second = await call(app, 'GET', '/api/v1/mfa/factors?page=2&per_page=1', { token: user.token });
+    expect(second.status).toBe(200);
+    expect(second.body.data).toEqual([all.body.data[1]]);
+    expect(second.body.meta).toEqual({ total: 2, page: 2, per_page: 1 });
+    for (const query of ['page=0', 'per_page=101', 'per_page=abc', 'page=abc']) {
+      const bad = await call(app, 'GET', `/api/v1/mfa/factors?${query}`, { token: user.token });
+      expect([bad.status, bad.body.error.code], query).toEqual([400, 'BAD_REQUEST']);
+    }
   });
 });

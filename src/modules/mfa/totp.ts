@@ -34,13 +34,13 @@ export async function matchingStep(secret: string, code: string, now: Date): Pro
 }
 
 /**
- * Spends a time step for a user, atomically: a step no later than the last one spent is refused, so
- * a code works once, whichever factor or request presents it.
+ * Spends a time step of one factor, atomically: a step no later than the last one spent is refused, so
+ * a code works once, whichever request presents it. Each factor has its own secret, so its own steps.
  */
-export async function spendStep(em: EntityManager, userId: string, step: number): Promise<boolean> {
+export async function spendStep(em: EntityManager, factorId: string, step: number): Promise<boolean> {
   const rows = await em.execute<{ id: string }[]>(
-    'update users set mfa_last_step = ? where id = ? and (mfa_last_step is null or mfa_last_step < ?) returning id',
-    [step, userId, step],
+    'update mfa_factors set last_step = ? where id = ? and (last_step is null or last_step < ?) returning id',
+    [step, factorId, step],
   );
   return rows.length > 0;
 }

@@ -53,14 +53,30 @@ export const organizationOutput = z
 export type OrganizationView = z.infer<typeof organizationOutput>;
 export const organizationPage = pageOf(organizationOutput);
 
-export const portalLinkInput = z.strictObject({ organization_id: z.string().max(100) });
+/** `organization_id`, or WorkOS's spelling `organization` (with its `intent`, which can only be `sso` here). */
+export const portalLinkInput = z
+  .strictObject({
+    organization_id: z.string().max(100).optional(),
+    organization: z.string().max(100).optional(),
+    intent: z.literal('sso').optional(),
+  })
+  .refine((v) => (v.organization_id === undefined) !== (v.organization === undefined), {
+    message: 'send organization_id',
+    path: ['organization_id'],
+  })
+  .transform((v) => ({ organization_id: (v.organization_id ?? v.organization) as string }));
 export const portalLinkOutput = z.object({ link: z.string(), expires_at: z.string() }).meta({ id: 'PortalLink' });
 
+/**
+ * An organization's SSO connection. Until its IT admin submits one through the Admin Portal, `id` and
+ * `kind` are null (nothing submitted yet), and `service_provider` already holds the values their
+ * identity provider will need.
+ */
 export const ssoConnectionOutput = z
   .object({
-    id: z.string(),
+    id: z.string().nullable(),
     organization_id: z.string(),
-    kind: z.enum(['oidc', 'saml']),
+    kind: z.enum(['oidc', 'saml']).nullable(),
     active: z.boolean(),
     oidc: z.object({ issuer: z.string(), client_id: z.string(), client_secret: z.string(), scopes: z.array(z.string()) }).nullable(),
     saml: z
@@ -72,8 +88,8 @@ export const ssoConnectionOutput = z
       })
       .nullable(),
     service_provider: z.object({ entity_id: z.string(), acs_url: z.string(), metadata_url: z.string(), redirect_uri: z.string() }),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: z.string().nullable(),
+    updated_at: z.string().nullable(),
   })
   .meta({ id: 'SsoConnection' });
 export type SsoConnectionView = z.infer<typeof ssoConnectionOutput>;

@@ -47,8 +47,11 @@ describe('organizations and identity-provider attributes', () => {
       sso: { enabled: true, jit_provisioning: false, default_role: 'viewer' },
     });
 
+    // Nothing submitted yet: an empty connection, with the values the IT admin's identity provider needs.
     const noConnection = await call(app, 'GET', `/api/v1/organizations/${id}/sso-connection`, { token: ws.apiKey });
-    expect(noConnection.status).toBe(404);
+    expect(noConnection.status).toBe(200);
+    expect(noConnection.body.data).toMatchObject({ id: null, organization_id: id, kind: null, active: false, oidc: null, saml: null });
+    expect(noConnection.body.data.service_provider.acs_url).toContain(`/api/v1/auth/sso/saml/${id}/acs`);
 
     const deleted = await call(app, 'DELETE', `/api/v1/organizations/${id}`, { token: ws.apiKey });
     expect(deleted.body.data).toEqual({ id, deleted: true });

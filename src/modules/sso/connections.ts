@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { CryptoBox } from '../../core/crypto-box.ts';
-import { AppError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Organization } from '../organizations/organization.entity.ts';
 import type { SsoConnectionView } from '../organizations/organizations.schema.ts';
@@ -63,10 +62,21 @@ export function connectionView(connection: SsoConnection, org: Organization, box
   };
 }
 
+/** The organization's connection, or (nothing submitted yet) an empty one with our service-provider values. */
 export async function getConnectionView(em: EntityManager, org: Organization, box: CryptoBox, baseUrl: string): Promise<SsoConnectionView> {
   const connection = await findConnection(em, org.id);
-  if (!connection) throw new AppError('NOT_FOUND', 'This organization has no SSO connection yet');
-  return connectionView(connection, org, box, baseUrl);
+  if (connection) return connectionView(connection, org, box, baseUrl);
+  return {
+    id: null,
+    organization_id: org.id,
+    kind: null,
+    active: false,
+    oidc: null,
+    saml: null,
+    service_provider: serviceProviderOf(baseUrl, org.id),
+    created_at: null,
+    updated_at: null,
+  };
 }
 
 /** Saves (or replaces) the organization's connection; the caller has tested it first. */

@@ -8,6 +8,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId } from '../../core/ids.ts';
 import { rateLimitedError } from '../../core/rate-limit.ts';
 import { getRequestInfo } from '../../core/request-info.ts';
+import { isStorableText, UnstorableTextError } from '../../core/storable-text.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
 import { Organization } from '../organizations/organization.entity.ts';
 import { organizationForEmail } from '../organizations/organizations.service.ts';
@@ -25,12 +26,16 @@ import {
 } from './external-sign-in.ts';
 import { authorizationRequest, providerConfiguration, redeemCode, rpOptions, type ProviderIdentity } from './oidc-rp.ts';
 import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } from './social.ts';
+import { SOCIAL_PROVIDERS } from './social-provider.entity.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
 import { randomBytes } from 'node:crypto';
 
+/** A query parameter given once, as text the database can hold (NUL or a lone surrogate is 400). */
 function query(req: Request, name: string): string | undefined {
   const value = req.query[name];
-  return typeof value === 'string' && value !== '' ? value : undefined;
+  if (typeof value !== 'string' || value === '') return undefined;
+  if (!isStorableText(value)) throw new UnstorableTextError([name]);
+  return value;
 }
 
 /** The browser flows' answers: a redirect when they go on, the envelope when they cannot. */
@@ -159,10 +164,11 @@ export function externalSignInRoutes(deps: AppDeps): Router {
   router.get(
     '/api/v1/auth/oauth/:provider/callback',
     handler(deps, async (req, res) => {
+      const provider = String(req.params.provider);
+      if (!(SOCIAL_PROVIDERS as readonly string[]).includes(provider)) throw new AppError('NOT_FOUND', `No provider is called ${provider}`);
       const state = query(req, 'state');
       if (!state) throw new AppError('BAD_REQUEST', 'The callback has no state');
       const flow = await consumeState(deps, deps.orm.em.fork(), state, 'social');
-      const provider = String(req.params.provider);
       await finish(deps, res, flow, originOfRequest(req), async (em) => {
         if (flow.flow.source !== provider)
           throw new AppError('BAD_REQUEST', 'The callback came from another provider than the sign-in started with');

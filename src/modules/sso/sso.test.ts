@@ -74,6 +74,19 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     expect(again.status).toBe(401);
     expect(again.body).toContain('expired or was already used');
 
+    // WorkOS's spelling of the same request.
+    const workos = await call(app, 'POST', '/api/v1/organizations/portal-link', {
+      token: ws.apiKey,
+      body: { organization: org, intent: 'sso' },
+    });
+    expect(workos.status).toBe(201);
+    expect(workos.body.data.link).toMatch(new RegExp(`^${base}/portal\\?token=`));
+    for (const body of [{}, { organization: org, organization_id: org }, { organization: org, intent: 'dsync' }]) {
+      const refused = await call(app, 'POST', '/api/v1/organizations/portal-link', { token: ws.apiKey, body });
+      expect([refused.status, refused.body.error.code], JSON.stringify(body)).toEqual([400, 'BAD_REQUEST']);
+    }
+    const unknown = await call(app, 'POST', '/api/v1/organizations/portal-link', { token: ws.apiKey, body: { organization: 'org_nope' } });
+    expect(unknown.status).toBe(404);
     const later = await call(app, 'POST', '/api/v1/organizations/portal-link', { token: ws.apiKey, body: { organization_id: org } });
     app.clock.advance(5 * 60_000 + 1000);
     expect((await call(app, 'GET', onApp(later.body.data.link))).status).toBe(401);
@@ -110,7 +123,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     });
     expect(bad.status).toBe(400);
     expect(bad.body).toContain('connection test failed');
-    expect((await call(app, 'GET', `/api/v1/organizations/${org}/sso-connection`, { token: ws.apiKey })).status).toBe(404);
+    expect((await call(app, 'GET', `/api/v1/organizations/${org}/sso-connection`, { token: ws.apiKey })).body.data.kind).toBeNull();
     const foreign = await call(app, 'POST', '/portal/sso/oidc', {
       raw: new URLSearchParams({ issuer: idp.issuer, client_id: 'acme-app', client_secret: 'acme-idp-secret' }).toString(),
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },

@@ -1,3 +1,4 @@
+import { assertPasswordAllowed } from '../auth/password-policy.ts';
 import { auditScope } from '../../core/audit-scope.ts';
 import { managementProcedure, router } from '../../core/trpc.ts';
 import { createUserInput, listUsersInput, updateUserInput, userIdInput, userOutput, userPage } from './users.schema.ts';
@@ -19,7 +20,10 @@ export const usersRouter = router({
     })
     .input(createUserInput)
     .output(userOutput)
-    .mutation(({ ctx, input }) => createUser(auditScope(ctx), input)),
+    .mutation(({ ctx, input }) => {
+      assertPasswordAllowed(ctx.deps.config, input.password, 'password');
+      return createUser(auditScope(ctx), input);
+    }),
 
   get: managementProcedure('users:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/users/{id}', tags: ['users'], summary: 'Get a user', protect: true } })

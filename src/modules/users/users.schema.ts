@@ -52,9 +52,13 @@ export const userIdInput = z.object({ id: z.string().max(100) });
 
 export const userPage = pageOf(userOutput);
 
-/** What an admin may change here; `status: active` also lifts a lockout, `deactivated` ends every session. */
+/**
+ * What an admin may change here; `status: active` also lifts a lockout, `deactivated` ends every
+ * session. A new `email` is unverified unless `email_verified` says otherwise.
+ */
 export const updateUserInput = z.strictObject({
   id: z.string().max(100),
+  email: emailInput.optional(),
   name: z.string().trim().min(1).max(200).nullable().optional(),
   status: z.enum(['active', 'deactivated']).optional(),
   email_verified: z.boolean().optional(),

@@ -173,6 +173,13 @@ export async function getUser(orm: MikroORM, workspaceId: string, id: string): P
 export async function updateUser(scope: AuditScope, input: UpdateUserInput, now: Date): Promise<UserView> {
   const user = await findUser(scope.em, input.id);
   const changes: Record<string, unknown> = {};
+  if (input.email !== undefined && input.email !== user.email) {
+    if (await scope.em.count(User, { email: input.email, id: { $ne: user.id } })) {
+      throw new AppError('CONFLICT', 'A user with this email already exists');
+    }
+    changes.email = { from: user.email, to: input.email };
+    Object.assign(user, { email: input.email, emailVerified: false });
+  }
   if (input.name !== undefined && input.name !== user.name) {
     user.name = input.name;
     changes.name = input.name;

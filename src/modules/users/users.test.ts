@@ -287,4 +287,25 @@ describe('user profile fields and mass assignment', () => {
     const listed = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(created.body.data.email)}`, { token: ws.apiKey });
     expect(listed.body.data[0]).toMatchObject({ email_verified: true, mfa_enabled: false });
   });
+
+  it('changes a user’s email: lower-cased, unverified again, signs in with it; one held by another user is 409', async () => {
+    const password = 'moving passphrase';
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: uniqueEmail('moving'), password } });
+    const id = created.body.data.id;
+    await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { email_verified: true } });
+    const next = uniqueEmail('moved');
+    const moved = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { email: next.toUpperCase() } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.data).toMatchObject({ id, email: next, email_verified: false });
+    expect((await signIn(app, ws.id, next, password)).accessToken).toBeTruthy();
+
+    const other = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: uniqueEmail('taken'), password } });
+    const taken = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { email: other.body.data.email } });
+    expect([taken.status, taken.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect((await call(app, 'GET', `/api/v1/users/${id}`, { token: ws.apiKey })).body.data.email).toBe(next);
+    const same = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { email: next } });
+    expect(same.status).toBe(200);
+    const bad = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { email: 'not an email' } });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+  });
 });

@@ -1,3 +1,4 @@
+import { assertPasswordAllowed } from '../auth/password-policy.ts';
 import { createWorkspaceInput, createdWorkspaceOutput } from './workspaces.schema.ts';
 import { createWorkspace } from './workspaces.service.ts';
 import { platformProcedure, router } from '../../core/trpc.ts';
@@ -16,5 +17,8 @@ export const workspacesRouter = router({
     })
     .input(createWorkspaceInput)
     .output(createdWorkspaceOutput)
-    .mutation(({ ctx, input }) => createWorkspace(ctx.em, input, { ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId })),
+    .mutation(({ ctx, input }) => {
+      assertPasswordAllowed(ctx.deps.config, input.owner.password, 'owner.password');
+      return createWorkspace(ctx.em, input, { ip: ctx.ip, userAgent: ctx.userAgent, requestId: ctx.requestId });
+    }),
 });

@@ -1,0 +1,65 @@
+/**
+ * The browser sign-in routes in the OpenAPI document (CONTRACT: it describes every path of the spec's
+ * tables). They are Express routes that redirect, not procedures, so they are written out here.
+ */
+type Json = Record<string, unknown>;
+
+const tags = ['sign-in'];
+
+const param = (name: string, where: 'query' | 'path', description: string, required = false): Json => ({
+  name,
+  in: where,
+  required: where === 'path' || required,
+  description,
+  schema: { type: 'string' },
+});
+
+const ERROR = { description: 'The envelope error (BAD_REQUEST, NOT_FOUND, RATE_LIMITED)' };
+
+const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID)');
+const redirectUri = param('redirect_uri', 'query', 'Where the result goes: one of the workspace’s applications’ redirect URIs');
+
+export function browserSignInPaths(): Record<string, Json> {
+  return {
+    '/api/v1/auth/oauth/{provider}/start': {
+      get: {
+        operationId: 'social-sign-in-start',
+        summary: 'Start a social (or generic OIDC) sign-in: redirects the browser to the provider; 30 per minute per IP',
+        tags,
+        parameters: [
+          param('provider', 'path', 'google, microsoft, github or oidc (a generic OpenID Connect provider)'),
+          workspace,
+          redirectUri,
+        ],
+        responses: { '302': { description: 'To the provider’s authorization page' }, '400': ERROR, '404': ERROR, '429': ERROR },
+      },
+    },
+    '/api/v1/auth/oauth/{provider}/callback': {
+      get: {
+        operationId: 'social-sign-in-callback',
+        summary: 'Where the provider sends the browser back; redirects to redirect_uri with a one-time code (or an error)',
+        tags,
+        parameters: [
+          param('provider', 'path', 'The provider the sign-in started with'),
+          param('state', 'query', 'From the start', true),
+          param('code', 'query', 'From the provider'),
+        ],
+        responses: { '303': { description: 'To redirect_uri with code, or with error and error_description' }, '400': ERROR },
+      },
+    },
+    '/api/v1/auth/sso/start': {
+      get: {
+        operationId: 'sso-sign-in-start',
+        summary: 'Start an organization’s SSO sign-in (by the user’s email domain or organization_id): redirects to its identity provider',
+        tags,
+        parameters: [
+          workspace,
+          param('email', 'query', 'The user’s email; its domain picks the organization'),
+          param('organization_id', 'query', 'Or the organization'),
+          redirectUri,
+        ],
+        responses: { '302': { description: 'To the organization’s identity provider' }, '400': ERROR, '404': ERROR },
+      },
+    },
+  };
+}
