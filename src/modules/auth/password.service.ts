@@ -77,6 +77,29 @@ export async function forgotPassword(deps: AppDeps, em: EntityManager, workspace
 }
 
 /**
+ * The refusal of a reset token that cannot be used. A used or expired one still names its user, so
+ * the attempt is audited (and kept); an unknown one names nobody.
+ */
+async function refuseDeadResetToken(em: EntityManager, token: string, origin: Origin): Promise<AppError> {
+  const [dead] = await em.execute<{ user_id: string; workspace_id: string; used_at: string | null }[]>(
+    'select user_id, workspace_id, used_at from password_reset_tokens where token_hash = ?',
+    [sha256(token)],
+  );
+  if (dead) {
+    recordAudit(
+      { em, workspaceId: dead.workspace_id, actor: { type: 'user', id: dead.user_id }, ...origin },
+      {
+        eventType: 'auth.password_reset',
+        outcome: 'failure',
+        target: { type: 'user', id: dead.user_id },
+        details: { reason: dead.used_at ? 'token_used' : 'token_expired' },
+      },
+    );
+  }
+  return new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used', { keepChanges: dead !== undefined });
+}
+
+/**
  * Sets a new password with a reset token. The token is consumed by one conditional UPDATE (of many
  * concurrent uses, one wins); the password policy was checked before, so a refused password does
  * not burn the token. Every session of the user ends; a lockout is lifted.
@@ -87,7 +110,7 @@ export async function resetPassword(deps: AppDeps, em: EntityManager, token: str
     'update password_reset_tokens set used_at = ? where token_hash = ? and used_at is null and expires_at > ? returning user_id, workspace_id',
     [now, sha256(token), now],
   );
-  if (!consumed) throw new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used');
+  if (!consumed) throw await refuseDeadResetToken(em, token, origin);
   em.setFilterParams('tenant', { workspaceId: consumed.workspace_id });
   const user = await em.findOne(User, { id: consumed.user_id, status: { $ne: 'deactivated' } });
   if (!user) throw new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used');

@@ -85,6 +85,13 @@ describe('passwords: forgot, reset, change', () => {
     expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(200);
     const again = await reset(token, 'yet another passphrase');
     expect([again.status, again.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    const audited = await call(app, 'GET', `/api/v1/audit/events/?event_type=auth.password_reset&target_id=${user.id}`, {
+      token: ws.apiKey,
+    });
+    expect(audited.body.data.map((e: { outcome: string; details: { reason?: string } }) => [e.outcome, e.details.reason ?? null])).toEqual([
+      ['failure', 'token_used'],
+      ['success', null],
+    ]);
   });
 
   it('lets exactly one of 20 concurrent resets with one token succeed', async () => {

@@ -130,6 +130,26 @@ function liveChallenge(em: EntityManager, token: string, now: Date): Promise<Mfa
   return em.findOne(MfaChallenge, { tokenHash: sha256(token), usedAt: null, expiresAt: { $gt: now } }, { filters: false });
 }
 
+/**
+ * The refusal of a token that names no live challenge. A used or expired one still names its user,
+ * so the attempt is audited (and kept); an unknown one names nobody.
+ */
+async function refuseDeadChallenge(em: EntityManager, token: string, origin: Origin): Promise<AppError> {
+  const dead = await em.findOne(MfaChallenge, { tokenHash: sha256(token) }, { filters: false });
+  if (dead) {
+    recordAudit(
+      { em, workspaceId: dead.workspaceId, actor: { type: 'user', id: dead.userId }, ...origin },
+      {
+        eventType: 'auth.mfa_verify',
+        outcome: 'failure',
+        target: { type: 'user', id: dead.userId },
+        details: { reason: dead.usedAt ? 'token_used' : 'token_expired', challenge_id: dead.id },
+      },
+    );
+  }
+  return new AppError('INVALID_TOKEN', 'The sign-in challenge is invalid, expired or already used', { keepChanges: dead !== null });
+}
+
 const malformedCode = () =>
   new AppError('BAD_REQUEST', 'The request is invalid', { details: [{ path: 'code', message: 'must be six digits' }], keepChanges: true });
 
@@ -182,7 +202,7 @@ export async function passSignInChallenge(
   const parsed = totpCode.safeParse(code);
   const challenge = await liveChallenge(em, mfaToken, now);
   if (!challenge && !parsed.success) throw malformedCode();
-  if (!challenge) throw new AppError('INVALID_TOKEN', 'The sign-in challenge is invalid, expired or already used');
+  if (!challenge) throw await refuseDeadChallenge(em, mfaToken, origin);
   em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
   const scope: AuditScope = { em, workspaceId: challenge.workspaceId, actor: { type: 'user', id: challenge.userId }, ...origin };
   const decision = await deps.rateLimits.consume('mfaVerify', `user:${challenge.userId}`);

@@ -120,6 +120,12 @@ describe('second factor (TOTP)', () => {
     nextStep();
     const again = await verify(challenge.mfa_token, codeAt(user.totp));
     expect([again.status, again.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    // The replayed token still names its user: the attempt is audited.
+    const audited = await call(app, 'GET', `/api/v1/audit/events/?event_type=auth.mfa_verify&outcome=failure&target_id=${user.id}`, {
+      token: ws.apiKey,
+    });
+    expect(audited.body.data.map((e: { details: { reason: string } }) => e.details.reason)).toEqual(['token_used']);
+    expect(audited.body.data[0].request_id).toBe(again.headers.get('x-request-id'));
   });
 
   it('never accepts the same step twice (replay), even with a new challenge', async () => {
