@@ -9,6 +9,8 @@ export interface ProviderEndpoint {
   clientSecret: string;
   /** Discovery is read from here (OpenID providers). */
   issuer?: string;
+  /** Or, for a provider whose endpoints are known (Google, Microsoft), no discovery at all. */
+  metadata?: client.ServerMetadata;
   /** Plain OAuth 2.0 providers name their endpoints instead. */
   endpoints?: { authorization: string; token: string };
 }
@@ -35,11 +37,10 @@ export async function providerConfiguration(endpoint: ProviderEndpoint, options:
   const hit = discovered.get(key);
   if (hit && hit.until > Date.now()) return hit.config;
   let config: client.Configuration;
-  if (endpoint.issuer) {
-    config = await client.discovery(new URL(endpoint.issuer), endpoint.clientId, endpoint.clientSecret, undefined, {
-      execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
-      timeout: 5,
-    });
+  if (endpoint.metadata) {
+    config = new client.Configuration(endpoint.metadata, endpoint.clientId, endpoint.clientSecret);
+  } else if (endpoint.issuer) {
+    config = await discover(new URL(endpoint.issuer), endpoint.clientId, endpoint.clientSecret, options);
   } else if (endpoint.endpoints) {
     config = new client.Configuration(
       {
@@ -57,6 +58,21 @@ export async function providerConfiguration(endpoint: ProviderEndpoint, options:
   }
   discovered.set(key, { config, until: Date.now() + DISCOVERY_TTL_MS });
   return config;
+}
+
+/** Discovery at sign-in: a provider that cannot be reached, or answers nonsense, is a 503 to retry, not a 500. */
+async function discover(issuer: URL, clientId: string, clientSecret: string, options: RpOptions): Promise<client.Configuration> {
+  try {
+    return await client.discovery(issuer, clientId, clientSecret, undefined, {
+      execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
+      timeout: 5,
+    });
+  } catch (error) {
+    throw new AppError('UNAVAILABLE', `The identity provider at ${issuer.origin} could not be reached; try again later`, {
+      headers: { 'Retry-After': '30' },
+      cause: error,
+    });
+  }
 }
 
 /**

@@ -191,6 +191,45 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(google.status).toBe(404);
   });
 
+  it('starts Google and Microsoft sign-ins from their published endpoints, without fetching discovery', async () => {
+    const own = await createWorkspace(app, 'Presets');
+    const cases = [
+      ['google', 'https://accounts.google.com/o/oauth2/v2/auth'],
+      ['microsoft', 'https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize'],
+    ] as const;
+    for (const [provider, authorize] of cases) {
+      const put = await call(app, 'PUT', `/api/v1/auth/oauth/providers/${provider}`, {
+        token: own.apiKey,
+        body: { client_id: `${provider}-client`, client_secret: 'provider secret' },
+      });
+      expect(put.status).toBe(200);
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/${provider}/start?workspace_id=${own.id}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(302);
+      const location = new URL(res.headers.get('location') as string);
+      expect(`${location.origin}${location.pathname}`).toBe(authorize);
+      expect(Object.fromEntries(location.searchParams)).toMatchObject({
+        client_id: `${provider}-client`,
+        redirect_uri: `${base}/api/v1/auth/oauth/${provider}/callback`,
+        response_type: 'code',
+        scope: 'openid email profile',
+        code_challenge_method: 'S256',
+      });
+      expect(location.searchParams.get('state')).toBeTruthy();
+      expect(location.searchParams.get('nonce')).toBeTruthy();
+    }
+  });
+
+  it('answers 503 UNAVAILABLE, not 500, when a provider cannot be reached', async () => {
+    const own = await createWorkspace(app, 'Unreachable');
+    await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+      token: own.apiKey,
+      body: { client_id: 'c', client_secret: 's', issuer: 'http://127.0.0.1:9/nowhere' },
+    });
+    const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}`);
+    expect([res.status, res.body.error.code]).toEqual([503, 'UNAVAILABLE']);
+    expect(res.headers.get('retry-after')).toBe('30');
+  });
+
   it('limits social sign-in calls to 30 per minute per IP', async () => {
     const ip = someIp();
     const statuses: number[] = [];

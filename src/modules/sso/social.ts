@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
 import { mask } from './connections.ts';
+import type { ServerMetadata } from 'openid-client';
 import type { ProviderEndpoint, ProviderIdentity } from './oidc-rp.ts';
 import { SOCIAL_PROVIDERS, SocialProvider, type SocialProviderName } from './social-provider.entity.ts';
 
@@ -13,16 +14,40 @@ interface Preset {
   displayName: string;
   issuer: string | null;
   scopes: string[];
+  /**
+   * The published endpoints of the default issuer, so a sign-in starts without fetching discovery
+   * (and Microsoft's multi-tenant documents name a tenant-specific issuer that discovery would refuse).
+   */
+  metadata?: ServerMetadata;
   /** Plain OAuth 2.0 (GitHub): endpoints instead of discovery, and a profile API instead of an id_token. */
   oauth?: { authorization: string; token: string; api: string };
 }
 
 export const PRESETS: Record<SocialProviderName, Preset> = {
-  google: { displayName: 'Google', issuer: 'https://accounts.google.com', scopes: ['openid', 'email', 'profile'] },
+  google: {
+    displayName: 'Google',
+    issuer: 'https://accounts.google.com',
+    scopes: ['openid', 'email', 'profile'],
+    metadata: {
+      issuer: 'https://accounts.google.com',
+      authorization_endpoint: 'https://accounts.google.com/o/oauth2/v2/auth',
+      token_endpoint: 'https://oauth2.googleapis.com/token',
+      jwks_uri: 'https://www.googleapis.com/oauth2/v3/certs',
+      userinfo_endpoint: 'https://openidconnect.googleapis.com/v1/userinfo',
+    },
+  },
   microsoft: {
     displayName: 'Microsoft',
     issuer: 'https://login.microsoftonline.com/consumers/v2.0',
     scopes: ['openid', 'email', 'profile'],
+    metadata: {
+      // Personal accounts' tenant: what the id_tokens of /consumers name as their issuer.
+      issuer: 'https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0',
+      authorization_endpoint: 'https://login.microsoftonline.com/consumers/oauth2/v2.0/authorize',
+      token_endpoint: 'https://login.microsoftonline.com/consumers/oauth2/v2.0/token',
+      jwks_uri: 'https://login.microsoftonline.com/consumers/discovery/v2.0/keys',
+      userinfo_endpoint: 'https://graph.microsoft.com/oidc/userinfo',
+    },
   },
   github: {
     displayName: 'GitHub',
@@ -175,7 +200,11 @@ export function endpointOf(deps: AppDeps, row: SocialProvider): ProviderEndpoint
         : { authorization: oauth.authorization, token: oauth.token },
     };
   }
-  return { clientId: row.config.client_id, clientSecret, issuer: row.config.issuer ?? undefined };
+  const preset = PRESETS[row.provider];
+  // A preset's own issuer (a workspace may name another, such as a Microsoft tenant): its endpoints are known.
+  const issuer = row.config.issuer ?? preset.issuer;
+  if (preset.metadata && issuer === preset.issuer) return { clientId: row.config.client_id, clientSecret, metadata: preset.metadata };
+  return { clientId: row.config.client_id, clientSecret, issuer: issuer ?? undefined };
 }
 
 interface GitHubEmail {
