@@ -92,8 +92,23 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
   it('shuts down gracefully on SIGTERM: in-flight requests finish, new ones are refused, exit 0 within 10 s', async () => {
     const password = 'graceful shutdown passphrase';
     const ownDir = await mkdtemp(join(tmpdir(), 'identity-stop-'));
-    const server = await start({ DATA_DIR: ownDir, BOOTSTRAP_OWNER_EMAIL: 'boss@example.com', BOOTSTRAP_OWNER_PASSWORD: password });
+    // Operator-chosen secrets are taken as given, however short (a harness's `test-key`).
+    const server = await start({
+      DATA_DIR: ownDir,
+      BOOTSTRAP_OWNER_EMAIL: 'boss@example.com',
+      BOOTSTRAP_OWNER_PASSWORD: password,
+      BOOTSTRAP_API_KEY: 'test-key',
+      PLATFORM_API_TOKEN: 'platform',
+    });
     const workspaceId = /workspace id\s+(wsp_\w+)/.exec(server.output())?.[1] as string;
+    expect(server.output()).toContain(`owner password ${password}`);
+    expect((await fetch(`${server.url}/api/v1/users`, { headers: { authorization: 'Bearer test-key' } })).status).toBe(200);
+    const another = await fetch(`${server.url}/platform/v1/workspaces`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer platform', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Second', owner: { email: 'second@example.com', password } }),
+    });
+    expect(another.status).toBe(201);
     // A sign-in spends ~100 ms in Argon2id: it is in flight when the signal arrives.
     const inFlight = fetch(`${server.url}/api/v1/auth/login`, {
       method: 'POST',

@@ -29,7 +29,7 @@ export async function bootstrapFirstWorkspace(orm: MikroORM, config: Config): Pr
 }
 
 export function printBootstrap(created: CreatedWorkspace, config: Config, log: Logger): void {
-  const password = created.owner.password ?? '(the BOOTSTRAP_OWNER_PASSWORD you set)';
+  const password = created.owner.password ?? config.BOOTSTRAP_OWNER_PASSWORD;
   const lines = [
     '',
     '  First start: a workspace was created. These secrets are shown once; keep them.',
