@@ -3,6 +3,7 @@ import { browserSignInPaths } from '../modules/sso/openapi.ts';
 import { PROTOCOL_SECURITY_SCHEMES, protocolPaths } from '../oauth/openapi.ts';
 import { HEALTH_PATHS } from './health.ts';
 import { appRouter, procedureMeta } from '../router.ts';
+import type { Meta } from './trpc.ts';
 
 type Json = Record<string, unknown>;
 
@@ -57,6 +58,38 @@ function envelopeResponses(operation: Json): void {
   }
 }
 
+const TENANT_HEADER = {
+  name: 'X-Tenant-ID',
+  in: 'header',
+  required: true,
+  description: 'The workspace id (wsp_…)',
+  schema: { type: 'string' },
+};
+
+/**
+ * What the generator cannot know from the procedure: a public call needs no credential (`protect`
+ * unset), a public call about one workspace names it in X-Tenant-ID, and a create answers 201.
+ */
+function fromMeta(operation: Json, meta: Meta): void {
+  if (!meta.openapi?.protect) operation.security = [];
+  if (meta.tenantHeader) operation.parameters = [TENANT_HEADER, ...((operation.parameters as Json[] | undefined) ?? [])];
+  const responses = operation.responses as Record<string, Json> | undefined;
+  if (meta.successStatus === 201 && responses?.['200']) {
+    const { '200': created, ...rest } = responses;
+    operation.responses = { '201': { ...created, description: 'Created' }, ...rest };
+  }
+}
+
+/** The meta of each operation, by its method and path as the generator writes them. */
+function metaByOperation(): Map<string, Meta> {
+  const map = new Map<string, Meta>();
+  for (const meta of procedureMeta.values()) {
+    const { method, path } = meta.openapi ?? {};
+    if (method && path) map.set(`${method.toLowerCase()} ${path.replace(/\/+$/, '') || '/'}`, meta);
+  }
+  return map;
+}
+
 /** The OpenAPI 3.1 document of the REST door, with the spec's exact paths and the envelope. */
 export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
@@ -72,10 +105,14 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     },
   });
   const exact = exactPaths();
+  const metas = metaByOperation();
   const paths: Record<string, Json> = {};
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Json>)) {
-    for (const operation of Object.values(item)) {
-      if (typeof operation === 'object' && operation !== null && 'responses' in operation) envelopeResponses(operation as Json);
+    for (const [method, operation] of Object.entries(item)) {
+      if (typeof operation !== 'object' || operation === null || !('responses' in operation)) continue;
+      envelopeResponses(operation as Json);
+      const meta = metas.get(`${method} ${path.replace(/\/+$/, '') || '/'}`);
+      if (meta) fromMeta(operation as Json, meta);
     }
     paths[exact.get(path) ?? path] = item;
   }

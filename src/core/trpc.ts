@@ -21,7 +21,8 @@ import { rateLimitedError, type LimitName } from './rate-limit.ts';
  * they wait: on the network (a DNS lookup, then a short transaction of their own), or on Argon2id
  * (sign-in, whose writes are single statements: auth/sign-in.ts).
  */
-export type Meta = OpenApiMeta<{ successStatus?: 200 | 201; singleStatement?: true; ownTransaction?: true }>;
+/** `tenantHeader`: the workspace is named by `X-Tenant-ID` (public calls about one workspace; the OpenAPI document says so). */
+export type Meta = OpenApiMeta<{ successStatus?: 200 | 201; singleStatement?: true; ownTransaction?: true; tenantHeader?: true }>;
 
 export interface ErrorData {
   appCode: AppErrorCode;
@@ -164,6 +165,7 @@ const knownWorkspaces = new KnownWorkspaces();
 /** Public calls about one workspace, named by `X-Tenant-ID` (sign-in, forgotten password). */
 export function publicTenantProcedure(limit?: LimitName) {
   return base
+    .meta({ tenantHeader: true })
     .use(limit ? rateLimit(limit) : noLimit)
     .use(async ({ ctx, next }) => {
       const workspaceId = ctx.tenantHeader?.trim();

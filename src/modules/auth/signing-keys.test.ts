@@ -22,8 +22,12 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
 
     const after = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
     expect(decodeProtectedHeader(after.accessToken).kid).toBe(newKid);
-    const jwks = await call(app, 'GET', '/.well-known/jwks.json');
+    const jwks = await call(app, 'GET', '/.well-known/jwks.json', { headers: { origin: 'https://spa.example.com' } });
     expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual(expect.arrayContaining([oldKid, newKid]));
+    // Readable from a browser app on any origin, preflight included.
+    expect(jwks.headers.get('access-control-allow-origin')).toBe('*');
+    const preflight = await call(app, 'OPTIONS', '/.well-known/jwks.json', { headers: { origin: 'https://spa.example.com' } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, '*']);
     expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: before.accessToken })).status).toBe(200);
 
     app.clock.advance(21 * 60 * 1000);

@@ -1,12 +1,21 @@
 import express, { type Router } from 'express';
 import type { AppDeps } from '../../core/context.ts';
 
-/** `/.well-known/jwks.json`: the public keys that verify access tokens, old ones until their tokens expire. */
+/**
+ * `/.well-known/jwks.json`: the public keys that verify access tokens, old ones until their tokens
+ * expire. Public and readable from any origin, as the discovery document is (a browser app verifies
+ * id_tokens with it).
+ */
 export function wellKnownRoutes(deps: AppDeps): Router {
   const routes = express.Router();
+  routes.options('/.well-known/jwks.json', (_req, res) => {
+    res.set({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': 'GET, HEAD', 'Access-Control-Max-Age': '86400' });
+    res.status(204).end();
+  });
   routes.get('/.well-known/jwks.json', async (_req, res, next) => {
     try {
       res.setHeader('Cache-Control', 'public, max-age=60');
+      res.setHeader('Access-Control-Allow-Origin', '*');
       res.json(await deps.keys.jwks());
     } catch (error) {
       next(error);
