@@ -1,10 +1,7 @@
 import { z } from 'zod';
 
-/** `#rrggbb`, stored lower case: safe to write into a stylesheet as it is. */
-const color = z
-  .string()
-  .regex(/^#[0-9a-fA-F]{6}$/, 'must be a color written #rrggbb')
-  .transform((v) => v.toLowerCase());
+/** `#rrggbb`, kept as written (hex digits in either case): safe to write into a stylesheet as it is. */
+const color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be a color written #rrggbb');
 
 /**
  * An absolute https URL on a domain name (no address, no user information), at most 2,000 characters.

@@ -58,7 +58,7 @@ describe('branding', () => {
     expect(res.body.data).toMatchObject({
       name: 'Brand',
       logo_url: LOGO,
-      primary_color: '#aa0011',
+      primary_color: '#AA0011',
       background_color: '#f4f5f7',
       support_email: 'help@brand.example',
       customized: true,
@@ -66,7 +66,7 @@ describe('branding', () => {
     expect((await get()).body.data).toEqual(res.body.data);
 
     const partial = await patch({ background_color: '#101820' });
-    expect(partial.body.data).toMatchObject({ name: 'Brand', primary_color: '#aa0011', background_color: '#101820' });
+    expect(partial.body.data).toMatchObject({ name: 'Brand', primary_color: '#AA0011', background_color: '#101820' });
 
     const [audit] = await app.deps.orm.em
       .fork()

@@ -39,17 +39,21 @@ export type IdpAttributeView = z.infer<typeof idpAttributeOutput>;
 export const idpAttributePage = pageOf(idpAttributeOutput);
 export const listIdpAttributesInput = z.object({ ...pageParams }).prefault({});
 
+/** A custom attribute: `key` (as claims are spelled: `department`, `employeeId`), its name (the key unless given). */
 export const createIdpAttributeInput = z.strictObject({
-  key: z.string().regex(/^[a-z][a-z0-9_]{1,49}$/, 'must be 2–50 lower-case letters, digits or _, starting with a letter'),
-  name: z.string().trim().min(1).max(100),
+  key: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,49}$/, 'must be 1–50 letters, digits, _ or -, starting with a letter'),
+  name: z.string().trim().min(1).max(100).optional(),
   claim: z.string().trim().min(1).max(300).optional(),
   enabled: z.boolean().default(true),
 });
-export const updateIdpAttributeInput = z.strictObject({
-  key: z.string().max(50),
-  enabled: z.boolean(),
-  name: z.string().trim().min(1).max(100).optional(),
-});
+/** Switch it on or off, rename it, or both. */
+export const updateIdpAttributeInput = z
+  .strictObject({
+    key: z.string().max(50),
+    enabled: z.boolean().optional(),
+    name: z.string().trim().min(1).max(100).optional(),
+  })
+  .refine((v) => v.enabled !== undefined || v.name !== undefined, { message: 'send enabled or name', path: ['enabled'] });
 
 async function allAttributes(em: EntityManager): Promise<IdpAttributeView[]> {
   const rows = await em.find(IdpAttribute, {}, { orderBy: { createdAt: 'asc', key: 'asc' } });
@@ -85,7 +89,7 @@ export async function createIdpAttribute(
     id: newId('ida'),
     workspaceId: scope.workspaceId,
     key: input.key,
-    name: input.name,
+    name: input.name ?? input.key,
     claim: input.claim ?? input.key,
     builtin: false,
     enabled: input.enabled,
@@ -113,7 +117,7 @@ export async function updateIdpAttribute(
     builtin: true,
     createdAt: now,
   });
-  row.enabled = input.enabled;
+  row.enabled = input.enabled ?? row.enabled ?? builtin?.enabled ?? true;
   if (input.name) row.name = input.name;
   scope.em.persist(row);
   recordAudit(scope, {

@@ -145,5 +145,15 @@ describe('organizations and identity-provider attributes', () => {
     expect(theirs.body.data.find((a: { key: string }) => a.key === 'first_name').enabled).toBe(true);
     expect((await call(app, 'PATCH', '/api/v1/idp-attributes/nope', { token: ws.apiKey, body: { enabled: true } })).status).toBe(404);
     expect((await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: ws.apiKey, body: { enabled: 'yes' } })).status).toBe(400);
+    expect((await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: ws.apiKey, body: {} })).status).toBe(400);
+
+    // A key alone (claims are often camelCase); a rename alone keeps the switch as it was.
+    const bare = await call(app, 'POST', '/api/v1/idp-attributes', { token: ws.apiKey, body: { key: 'employeeId' } });
+    expect(bare.status).toBe(201);
+    expect(bare.body.data).toEqual({ key: 'employeeId', name: 'employeeId', builtin: false, enabled: true, claims: ['employeeId'] });
+    const renamed = await call(app, 'PATCH', '/api/v1/idp-attributes/department', { token: ws.apiKey, body: { name: 'Dept.' } });
+    expect(renamed.body.data).toMatchObject({ key: 'department', name: 'Dept.', enabled: false });
+    const builtinRenamed = await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: ws.apiKey, body: { name: 'Language' } });
+    expect(builtinRenamed.body.data).toMatchObject({ key: 'locale', name: 'Language', enabled: false });
   });
 });
