@@ -2,6 +2,8 @@ import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { AppErrorCode, FieldProblem } from './errors.ts';
 import { UnstorableTextError, unstorableMembers } from './storable-text.ts';
+import { auditScope } from './audit-scope.ts';
+import { recordAudit } from './audit.ts';
 import { AppError } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
@@ -21,8 +23,21 @@ import { rateLimitedError, type LimitName } from './rate-limit.ts';
  * they wait: on the network (a DNS lookup, then a short transaction of their own), or on Argon2id
  * (sign-in, whose writes are single statements: auth/sign-in.ts).
  */
-/** `tenantHeader`: the workspace is named by `X-Tenant-ID` (public calls about one workspace; the OpenAPI document says so). */
-export type Meta = OpenApiMeta<{ successStatus?: 200 | 201; singleStatement?: true; ownTransaction?: true; tenantHeader?: true }>;
+/**
+ * - `tenantHeader`: the workspace is named by `X-Tenant-ID` (public calls about one workspace; the
+ *   OpenAPI document says so).
+ * - `audit`: the event type a management write records when it succeeds (`user.create`); when it is
+ *   refused, a `failure` row of that type is recorded instead (CONTRACT: every write leaves one).
+ * - `permission`: set by `managementProcedure`, what the call needs (tests read it).
+ */
+export type Meta = OpenApiMeta<{
+  successStatus?: 200 | 201;
+  singleStatement?: true;
+  ownTransaction?: true;
+  tenantHeader?: true;
+  audit?: string;
+  permission?: Permission;
+}>;
 
 export interface ErrorData {
   appCode: AppErrorCode;
@@ -83,18 +98,12 @@ const lastSteps = t.middleware(async ({ ctx, type, meta, next, getRawInput }) =>
   return outcome as NonNullable<typeof outcome>;
 });
 
-/**
- * Resolves the credential, lets `admit` refuse it (a missing permission), and scopes every later
- * query to the caller's workspace.
- */
-function authenticated(admit: (principal: Principal) => void = () => undefined) {
-  return t.middleware(async ({ ctx, next }) => {
-    const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
-    admit(principal);
-    ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
-    return next({ ctx: { principal, workspaceId: principal.workspaceId } });
-  });
-}
+/** Resolves the credential and scopes every later query to the caller's workspace. */
+const authenticated = t.middleware(async ({ ctx, next }) => {
+  const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
+  ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
+  return next({ ctx: { principal, workspaceId: principal.workspaceId } });
+});
 
 /**
  * A named limit of the spec's table, checked before the input is even parsed. `key` picks what is
@@ -117,7 +126,7 @@ const noLimit = t.middleware(({ next }) => next());
 export function limitedUserProcedure(limit?: LimitName) {
   return base
     .use(limit ? rateLimit(limit) : noLimit)
-    .use(authenticated())
+    .use(authenticated)
     .use(({ ctx, next }) => {
       if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
       return next({ ctx: { principal: ctx.principal, userId: ctx.principal.id, sessionId: ctx.principal.sessionId } });
@@ -127,14 +136,44 @@ export function limitedUserProcedure(limit?: LimitName) {
 
 export const userProcedure = limitedUserProcedure();
 
-/** Management calls: an API key, or a user whose roles grant `permission`. */
+/**
+ * A management write that was refused (403, 404, 409, an invalid body) rolled back everything it did,
+ * its audit row too; this records the attempt on its own: a `failure` row of the write's `audit`
+ * type, with the refusal's code. No target: an id the call named may be another workspace's. Errors that keep their changes wrote their own rows; 429 and 5xx are
+ * not the caller's attempt being judged.
+ */
+async function recordRefusal(ctx: Context & { principal: Principal; workspaceId: string }, eventType: string, error: unknown) {
+  const { appError } = toAppError(error);
+  if (appError.keepChanges || appError.status >= 500 || appError.appCode === 'RATE_LIMITED') return;
+  const em = ctx.em.fork();
+  recordAudit(
+    { ...auditScope(ctx), em },
+    { eventType, outcome: 'failure', details: { reason: appError.appCode, status: appError.status } },
+  );
+  await em.flush();
+}
+
+/**
+ * Management calls: an API key, or a user whose roles grant `permission`. One layer resolves the
+ * credential, checks the permission and, for a write that names its `audit` type, records a refusal.
+ */
 export function managementProcedure(permission: Permission) {
   return base
-    .use(
-      authenticated((principal) => {
-        if (!grants(principal.grants, permission)) throw new AppError('FORBIDDEN', `This needs the ${permission} permission`);
-      }),
-    )
+    .meta({ permission })
+    .use(async ({ ctx, type, meta, next }) => {
+      const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
+      ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
+      const scoped = { principal, workspaceId: principal.workspaceId };
+      const audited = type === 'mutation' ? meta?.audit : undefined;
+      if (!grants(principal.grants, permission)) {
+        const refused = new AppError('FORBIDDEN', `This needs the ${permission} permission`);
+        if (audited) await recordRefusal({ ...ctx, ...scoped }, audited, refused);
+        throw refused;
+      }
+      const result = await next({ ctx: scoped });
+      if (!result.ok && audited) await recordRefusal({ ...ctx, ...scoped }, audited, result.error);
+      return result;
+    })
     .use(lastSteps);
 }
 

@@ -57,6 +57,7 @@ export const actionsRouter = router({
         protect: true,
       },
       successStatus: 201,
+      audit: 'action.create',
     })
     .input(createActionInput)
     .output(actionOutput)
@@ -71,13 +72,17 @@ export const actionsRouter = router({
         summary: 'Rename an action or save new code (a draft; the deployed version runs until the next deploy)',
         protect: true,
       },
+      audit: 'action.update',
     })
     .input(updateActionInput)
     .output(actionOutput)
     .mutation(({ ctx, input }) => updateAction(auditScope(ctx), input, ctx.deps.clock.now())),
 
   delete: managementProcedure('actions:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/actions/{id}', tags, summary: 'Delete an action', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/actions/{id}', tags, summary: 'Delete an action', protect: true },
+      audit: 'action.delete',
+    })
     .input(actionIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteAction(auditScope(ctx), input.id)),
@@ -91,6 +96,7 @@ export const actionsRouter = router({
         summary: 'Deploy an action: compile its saved code; sign-ins then run it',
         protect: true,
       },
+      audit: 'action.deploy',
     })
     .input(deployActionInput)
     .output(actionOutput)
@@ -105,6 +111,7 @@ export const actionsRouter = router({
         summary: 'Test an action: run its saved code against a sample event',
         protect: true,
       },
+      audit: 'action.test',
     })
     .input(testActionInput)
     .output(testResultOutput)

@@ -21,6 +21,7 @@ export const apiKeysRouter = router({
         protect: true,
       },
       successStatus: 201,
+      audit: 'api_key.create',
     })
     .input(createApiKeyInput)
     .output(createdApiKeyOutput)
@@ -29,6 +30,7 @@ export const apiKeysRouter = router({
   revoke: managementProcedure('api_keys:write')
     .meta({
       openapi: { method: 'DELETE', path: '/api/v1/api-keys/{id}', tags: ['api-keys'], summary: 'Revoke a secret API key', protect: true },
+      audit: 'api_key.revoke',
     })
     .input(apiKeyIdInput)
     .output(deletedOutput)

@@ -44,6 +44,7 @@ export const applicationsRouter = router({
         protect: true,
       },
       successStatus: 201,
+      audit: 'application.create',
     })
     .input(createApplicationInput)
     .output(applicationWithSecretOutput)
@@ -58,6 +59,7 @@ export const applicationsRouter = router({
         summary: 'Rename an application or change its redirect URIs',
         protect: true,
       },
+      audit: 'application.update',
     })
     .input(updateApplicationInput)
     .output(applicationOutput)
@@ -72,6 +74,7 @@ export const applicationsRouter = router({
         summary: 'Issue a new client secret (shown this once); the old one stops working at once',
         protect: true,
       },
+      audit: 'application.rotate_secret',
     })
     .input(applicationIdInput)
     .output(applicationWithSecretOutput)
@@ -86,6 +89,7 @@ export const applicationsRouter = router({
         summary: 'Delete an application; its codes, tokens and grants stop working at once',
         protect: true,
       },
+      audit: 'application.delete',
     })
     .input(applicationIdInput)
     .output(deletedOutput)

@@ -22,6 +22,7 @@ export const brandingRouter = router({
         summary: 'Update branding: name, logo URL (https), colors (#rrggbb), support email; null puts a default back',
         protect: true,
       },
+      audit: 'branding.update',
     })
     .input(updateBrandingInput)
     .output(brandingOutput)

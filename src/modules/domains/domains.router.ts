@@ -23,6 +23,7 @@ export const domainsRouter = router({
         protect: true,
       },
       successStatus: 201,
+      audit: 'domain.create',
     })
     .input(createDomainInput)
     .output(domainOutput)
@@ -44,6 +45,7 @@ export const domainsRouter = router({
         protect: true,
       },
       ownTransaction: true,
+      audit: 'domain.verify',
     })
     .input(domainIdInput)
     .output(domainOutput)
@@ -52,7 +54,10 @@ export const domainsRouter = router({
     ),
 
   delete: managementProcedure('domains:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/domains/{id}', tags, summary: 'Remove a custom domain', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/domains/{id}', tags, summary: 'Remove a custom domain', protect: true },
+      audit: 'domain.delete',
+    })
     .input(domainIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteDomain(auditScope(ctx), input.id)),

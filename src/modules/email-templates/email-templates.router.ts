@@ -41,6 +41,7 @@ export const emailTemplatesRouter = router({
         summary: 'Replace a template’s subject, HTML and text (Mustache; values are HTML-escaped in the HTML)',
         protect: true,
       },
+      audit: 'email_template.update',
     })
     .input(updateEmailTemplateInput)
     .output(emailTemplateOutput)
@@ -55,6 +56,7 @@ export const emailTemplatesRouter = router({
         summary: 'Drop the workspace’s version: the built-in template is sent again',
         protect: true,
       },
+      audit: 'email_template.reset',
     })
     .input(templateKeyInput)
     .output(emailTemplateOutput)

@@ -23,13 +23,20 @@ export const groupsRouter = router({
     .query(({ ctx, input }) => listGroups(ctx.em, input)),
 
   create: managementProcedure('groups:write')
-    .meta({ openapi: { method: 'POST', path: '/api/v1/groups', tags, summary: 'Create a group', protect: true }, successStatus: 201 })
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/groups', tags, summary: 'Create a group', protect: true },
+      successStatus: 201,
+      audit: 'group.create',
+    })
     .input(createGroupInput)
     .output(groupOutput)
     .mutation(({ ctx, input }) => createGroup(auditScope(ctx), input, ctx.deps.clock.now())),
 
   delete: managementProcedure('groups:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/groups/{id}', tags, summary: 'Delete a group', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/groups/{id}', tags, summary: 'Delete a group', protect: true },
+      audit: 'group.delete',
+    })
     .input(groupIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteGroup(auditScope(ctx), input.id)),
@@ -38,6 +45,7 @@ export const groupsRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/groups/{id}/members', tags, summary: 'Add a user to a group', protect: true },
       successStatus: 201,
+      audit: 'group.member_add',
     })
     .input(addMemberInput)
     .output(membershipOutput)
@@ -52,6 +60,7 @@ export const groupsRouter = router({
         summary: 'Remove a user from a group',
         protect: true,
       },
+      audit: 'group.member_remove',
     })
     .input(removeMemberInput)
     .output(deletedOutput)

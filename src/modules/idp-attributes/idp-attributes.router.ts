@@ -24,6 +24,7 @@ export const idpAttributesRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/idp-attributes', tags, summary: 'Create a custom attribute', protect: true },
       successStatus: 201,
+      audit: 'idp_attribute.create',
     })
     .input(createIdpAttributeInput)
     .output(idpAttributeOutput)
@@ -32,6 +33,7 @@ export const idpAttributesRouter = router({
   update: managementProcedure('organizations:write')
     .meta({
       openapi: { method: 'PATCH', path: '/api/v1/idp-attributes/{key}', tags, summary: 'Switch an attribute on or off', protect: true },
+      audit: 'idp_attribute.update',
     })
     .input(updateIdpAttributeInput)
     .output(idpAttributeOutput)

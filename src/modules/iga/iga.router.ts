@@ -84,6 +84,7 @@ export const igaRouter = router({
           summary: 'Approve a request: the access is granted in the same transaction, optionally until expires_at',
           protect: true,
         },
+        audit: 'access_request.approve',
       })
       .input(approveInput)
       .output(accessRequestOutput)
@@ -102,6 +103,7 @@ export const igaRouter = router({
           summary: 'Deny a request, with a reason if given',
           protect: true,
         },
+        audit: 'access_request.deny',
       })
       .input(denyInput)
       .output(accessRequestOutput)
@@ -131,6 +133,7 @@ export const igaRouter = router({
           protect: true,
         },
         successStatus: 201,
+        audit: 'access_review.start',
       })
       .input(startReviewInput)
       .output(accessReviewOutput)
@@ -167,6 +170,7 @@ export const igaRouter = router({
           summary: 'Keep or revoke one item; revoke removes the access at once; the last decision completes the review',
           protect: true,
         },
+        audit: 'access_review.decide',
       })
       .input(decideInput)
       .output(decidedOutput)

@@ -27,6 +27,7 @@ export const invitationsRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/invitations', tags, summary: 'Invite someone by email', protect: true },
       successStatus: 201,
+      audit: 'invitation.create',
     })
     .input(createInvitationInput)
     .output(invitationOutput)
@@ -45,6 +46,7 @@ export const invitationsRouter = router({
         summary: 'Send an invitation again (a new link)',
         protect: true,
       },
+      audit: 'invitation.resend',
     })
     .input(invitationIdInput)
     .output(invitationOutput)
@@ -55,7 +57,10 @@ export const invitationsRouter = router({
     }),
 
   revoke: managementProcedure('users:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/invitations/{id}', tags, summary: 'Revoke an invitation', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/invitations/{id}', tags, summary: 'Revoke an invitation', protect: true },
+      audit: 'invitation.revoke',
+    })
     .input(invitationIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => revokeInvitation(auditScope(ctx), input.id, ctx.deps.clock.now())),

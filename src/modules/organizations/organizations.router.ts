@@ -36,6 +36,7 @@ export const organizationsRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/organizations', tags, summary: 'Create an organization', protect: true },
       successStatus: 201,
+      audit: 'organization.create',
     })
     .input(createOrganizationInput)
     .output(organizationOutput)
@@ -51,6 +52,7 @@ export const organizationsRouter = router({
         protect: true,
       },
       successStatus: 201,
+      audit: 'organization.portal_link',
     })
     .input(portalLinkInput)
     .output(portalLinkOutput)
@@ -71,13 +73,17 @@ export const organizationsRouter = router({
         summary: 'Update name, domains or SSO settings',
         protect: true,
       },
+      audit: 'organization.update',
     })
     .input(updateOrganizationInput)
     .output(organizationOutput)
     .mutation(({ ctx, input }) => updateOrganization(auditScope(ctx), input, ctx.deps.clock.now())),
 
   delete: managementProcedure('organizations:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/organizations/{id}', tags, summary: 'Delete an organization', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/organizations/{id}', tags, summary: 'Delete an organization', protect: true },
+      audit: 'organization.delete',
+    })
     .input(organizationIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteOrganization(auditScope(ctx), input.id)),

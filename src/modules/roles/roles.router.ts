@@ -33,13 +33,20 @@ export const rolesRouter = router({
     .query(({ ctx, input }) => roleMemberCounts(ctx.em, ctx.workspaceId, input.ids, ctx.deps.clock.now())),
 
   create: managementProcedure('roles:write')
-    .meta({ openapi: { method: 'POST', path: '/api/v1/roles', tags, summary: 'Create a custom role', protect: true }, successStatus: 201 })
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/roles', tags, summary: 'Create a custom role', protect: true },
+      successStatus: 201,
+      audit: 'role.create',
+    })
     .input(createRoleInput)
     .output(roleOutput)
     .mutation(({ ctx, input }) => createRole(auditScope(ctx), input, ctx.deps.clock.now())),
 
   delete: managementProcedure('roles:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/roles/{id}', tags, summary: 'Delete a custom role', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/roles/{id}', tags, summary: 'Delete a custom role', protect: true },
+      audit: 'role.delete',
+    })
     .input(roleIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteRole(auditScope(ctx), input.id)),
@@ -53,13 +60,17 @@ export const rolesRouter = router({
         summary: 'Give a user a role, optionally until expires_at',
         protect: true,
       },
+      audit: 'role.assign',
     })
     .input(assignInput)
     .output(assignmentOutput)
     .mutation(({ ctx, input }) => assignRole(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
 
   revoke: managementProcedure('roles:write')
-    .meta({ openapi: { method: 'POST', path: '/api/v1/roles/revoke', tags, summary: 'Take a role away', protect: true } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/v1/roles/revoke', tags, summary: 'Take a role away', protect: true },
+      audit: 'role.revoke',
+    })
     .input(revokeInput)
     .output(z.object({ user_id: z.string(), role_id: z.string(), revoked: z.literal(true) }))
     .mutation(({ ctx, input }) => revokeRole(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),

@@ -27,6 +27,7 @@ export const ssoRouter = router({
         summary: 'Configure Google, GitHub, Microsoft or a generic OpenID provider for social sign-in',
         protect: true,
       },
+      audit: 'social_provider.update',
     })
     .input(putProviderInput)
     .output(providerOutput)

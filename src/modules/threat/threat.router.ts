@@ -52,6 +52,7 @@ export const threatRouter = router({
         summary: 'Change the block threshold (1–100) or turn blocking off',
         protect: true,
       },
+      audit: 'threat.settings_update',
     })
     .input(updateThreatSettingsInput)
     .output(threatSettingsOutput)

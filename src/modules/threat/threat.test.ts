@@ -238,8 +238,11 @@ describe('threat detection', () => {
       const res = await call(app, 'PATCH', '/api/v1/threat/settings', { token: ws.apiKey, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
-    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=threat.settings_update', { token: ws.apiKey });
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=threat.settings_update&outcome=success', { token: ws.apiKey });
     expect(audit.body.meta.total).toBe(3);
+    // The viewer's 403 and the six invalid bodies are recorded as refused.
+    const refused = await call(app, 'GET', '/api/v1/audit/events/?event_type=threat.settings_update&outcome=failure', { token: ws.apiKey });
+    expect(refused.body.meta.total).toBe(7);
     expect(audit.body.data.at(-1).details.block_threshold).toEqual({ from: 80, to: 40 });
   });
 

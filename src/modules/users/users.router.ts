@@ -17,6 +17,7 @@ export const usersRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/users', tags: ['users'], summary: 'Create a user', protect: true },
       successStatus: 201,
+      audit: 'user.create',
     })
     .input(createUserInput)
     .output(userOutput)
@@ -40,6 +41,7 @@ export const usersRouter = router({
   update: managementProcedure('users:write')
     .meta({
       openapi: { method: 'PATCH', path: '/api/v1/users/{id}', tags: ['users'], summary: 'Update a user (name, status)', protect: true },
+      audit: 'user.update',
     })
     .input(updateUserInput)
     .output(userOutput)
@@ -54,6 +56,7 @@ export const usersRouter = router({
         summary: 'Delete a user (their sessions end at once)',
         protect: true,
       },
+      audit: 'user.delete',
     })
     .input(userIdInput)
     .output(deletedOutput)

@@ -32,6 +32,7 @@ export const vaultRouter = router({
         protect: true,
       },
       successStatus: 201,
+      audit: 'vault.create',
     })
     .input(createVaultObjectInput)
     .output(vaultObjectOutput)
@@ -59,7 +60,10 @@ export const vaultRouter = router({
     .query(({ ctx, input }) => revealVaultObject(auditScope(ctx), ctx.deps.box, input.id)),
 
   delete: managementProcedure('vault:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/vault/objects/{id}', tags, summary: 'Delete a stored secret', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/vault/objects/{id}', tags, summary: 'Delete a stored secret', protect: true },
+      audit: 'vault.delete',
+    })
     .input(vaultObjectIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteVaultObject(auditScope(ctx), input.id)),

@@ -51,6 +51,7 @@ export const webhooksRouter = router({
         protect: true,
       },
       successStatus: 201,
+      audit: 'webhook.create',
     })
     .input(createEndpointInput)
     .output(createdEndpointOutput)
@@ -63,13 +64,19 @@ export const webhooksRouter = router({
     .query(({ input }) => listEventTypes(input)),
 
   update: managementProcedure('webhooks:write')
-    .meta({ openapi: { method: 'PATCH', path: '/api/v1/webhooks/{id}', tags, summary: 'Update an endpoint', protect: true } })
+    .meta({
+      openapi: { method: 'PATCH', path: '/api/v1/webhooks/{id}', tags, summary: 'Update an endpoint', protect: true },
+      audit: 'webhook.update',
+    })
     .input(updateEndpointInput)
     .output(endpointOutput)
     .mutation(({ ctx, input }) => updateEndpoint(auditScope(ctx), targetPolicy(ctx.deps), input, ctx.deps.clock.now())),
 
   delete: managementProcedure('webhooks:write')
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/webhooks/{id}', tags, summary: 'Delete an endpoint', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/webhooks/{id}', tags, summary: 'Delete an endpoint', protect: true },
+      audit: 'webhook.delete',
+    })
     .input(endpointIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteEndpoint(auditScope(ctx), input.id)),
@@ -78,6 +85,7 @@ export const webhooksRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/webhooks/{id}/test', tags, summary: 'Send a test event', protect: true },
       successStatus: 201,
+      audit: 'webhook.test',
     })
     .input(endpointIdInput)
     .output(deliveryOutput)
@@ -104,6 +112,7 @@ export const webhooksRouter = router({
         summary: 'Send a delivery again',
         protect: true,
       },
+      audit: 'webhook.redeliver',
     })
     .input(endpointIdInput)
     .output(deliveryOutput)

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AnyProcedure } from '@trpc/server';
+import { appRouter } from '../src/router.ts';
+import type { Meta } from '../src/core/trpc.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { signIn } from './helpers/auth.ts';
+import { call } from './helpers/http.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
+
+const PASSWORD = 'refused writes passphrase';
+
+/** CONTRACT: every write through the management API leaves an audit event, refused ones included. */
+describe('refused management writes', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  let viewer: { id: string; token: string };
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+    const email = uniqueEmail('viewer');
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: created.body.data.id, role_id: 'viewer' } });
+    viewer = { id: created.body.data.id, token: (await signIn(app, ws.id, email, PASSWORD)).accessToken };
+  });
+  afterAll(() => app.close());
+
+  async function failures(eventType: string) {
+    const res = await call(app, 'GET', `/api/v1/audit/events/?event_type=${eventType}&outcome=failure&per_page=100`, { token: ws.apiKey });
+    return res.body.data as {
+      request_id: string;
+      actor: { type: string; id: string };
+      target: unknown;
+      details: Record<string, unknown>;
+    }[];
+  }
+
+  it('name the event type every management write records', () => {
+    const procedures = appRouter._def.procedures as unknown as Record<string, AnyProcedure>;
+    const unnamed = Object.entries(procedures)
+      .filter(([, p]) => p._def.type === 'mutation' && (p._def.meta as Meta | undefined)?.permission)
+      .filter(([, p]) => !(p._def.meta as Meta).audit)
+      .map(([path]) => path);
+    expect(unnamed).toEqual([]);
+  });
+
+  it('records a refusal by permission (403) with the caller, the request and the code', async () => {
+    const res = await call(app, 'POST', '/api/v1/users', { token: viewer.token, body: { email: uniqueEmail(), password: PASSWORD } });
+    expect(res.status).toBe(403);
+    const row = (await failures('user.create')).find((e) => e.request_id === res.headers.get('x-request-id'));
+    expect(row).toMatchObject({ actor: { type: 'user', id: viewer.id }, target: null, details: { reason: 'FORBIDDEN', status: 403 } });
+  });
+
+  it('records 404, 409 and 400 refusals, with no target (an id a caller names may be another workspace’s)', async () => {
+    const missing = await call(app, 'PATCH', '/api/v1/users/usr_nobody', { token: ws.apiKey, body: { name: 'X' } });
+    expect(missing.status).toBe(404);
+    const group = { name: `Team ${uniqueEmail()}` };
+    expect((await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: group })).status).toBe(201);
+    const duplicate = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: group });
+    expect(duplicate.status).toBe(409);
+    const invalid = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: 'not an email', password: PASSWORD } });
+    expect(invalid.status).toBe(400);
+
+    const byRequest = (rows: Awaited<ReturnType<typeof failures>>, res: { headers: Headers }) =>
+      rows.find((e) => e.request_id === res.headers.get('x-request-id'));
+    expect(byRequest(await failures('user.update'), missing)).toMatchObject({
+      actor: { type: 'api_key' },
+      target: null,
+      details: { reason: 'NOT_FOUND', status: 404 },
+    });
+    expect(byRequest(await failures('group.create'), duplicate)).toMatchObject({ details: { reason: 'CONFLICT', status: 409 } });
+    expect(byRequest(await failures('user.create'), invalid)).toMatchObject({ details: { reason: 'BAD_REQUEST', status: 400 } });
+  });
+
+  it('still changes nothing else: no user, no success row', async () => {
+    const email = uniqueEmail('refused');
+    await call(app, 'POST', '/api/v1/users', { token: viewer.token, body: { email, password: PASSWORD } });
+    const found = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(email)}`, { token: ws.apiKey });
+    expect(found.body.meta.total).toBe(0);
+    const successes = await call(app, 'GET', '/api/v1/audit/events/?event_type=user.create&outcome=success&per_page=100', {
+      token: ws.apiKey,
+    });
+    expect(successes.body.data.some((e: { details: { email?: string } }) => e.details.email === email)).toBe(false);
+  });
+});
