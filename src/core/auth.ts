@@ -108,15 +108,14 @@ async function accessTokenPrincipal(deps: AppDeps, token: string): Promise<Princ
   };
 }
 
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-
 /**
- * Resolves the caller from the bearer credential: a user's access token (a JWT), or else a secret API
- * key (`sk_…` when the service makes one; a BOOTSTRAP_API_KEY is whatever the operator chose).
- * Bad, expired or revoked credentials are INVALID_TOKEN.
+ * Resolves the caller from the bearer credential: a user's access token (a JWT: its header, base64url
+ * JSON, starts `eyJ`), or else a secret API key (`sk_…` when the service makes one; a
+ * BOOTSTRAP_API_KEY is whatever the operator chose). Bad, expired or revoked credentials are
+ * INVALID_TOKEN.
  */
 export async function authenticate(deps: AppDeps, authorization: string | null): Promise<Principal> {
   const token = bearerToken(authorization);
-  if (token.startsWith('sk_') || !JWT_SHAPE.test(token)) return apiKeyPrincipal(deps, token);
-  return accessTokenPrincipal(deps, token);
+  if (token.startsWith('eyJ')) return accessTokenPrincipal(deps, token);
+  return apiKeyPrincipal(deps, token);
 }
