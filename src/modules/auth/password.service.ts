@@ -31,6 +31,8 @@ export async function forgotPassword(deps: AppDeps, em: EntityManager, workspace
     recordAudit(scope, { eventType: 'auth.password_forgot', outcome: 'failure', details: { reason: 'unknown_email', email } });
     return { queued: false };
   }
+  // Concurrent requests for one address take turns here, so the check below sees the link a first one made.
+  await em.execute('select id from users where id = ? for update', [user.id]);
   const recent = await em.count(PasswordResetToken, {
     userId: user.id,
     createdAt: { $gt: new Date(now.getTime() - RESET_EMAIL_INTERVAL_MS) },

@@ -67,6 +67,15 @@ describe('passwords: forgot, reset, change', () => {
     await mail.waitFor(user.email, 1);
   });
 
+  it('sends one reset email when requests for one address arrive together', async () => {
+    const user = await newUser();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => forgot(user.email)));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    await mail.waitFor(user.email);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(mail.to(user.email)).toHaveLength(1);
+  });
+
   it('resets once: the new password works, the old does not, every session ends, a lock lifts', async () => {
     const user = await newUser();
     const session = await signIn(app, ws.id, user.email, PASSWORD);

@@ -35,7 +35,7 @@ const START: Statement = {
            update users set failed_login_count = 0, last_sign_in_at = $2,
                   password_hash = coalesce($3, password_hash),
                   updated_at = case when $3::text is null then updated_at else $2 end
-            where id = $1
+            where id = $1 and status <> 'deactivated' and not (status = 'locked' and locked_until > $2)
            returning id, workspace_id, email, name, status, created_at, updated_at, last_sign_in_at, email_verified, metadata
          ), s as (
            insert into sessions (id, workspace_id, user_id, created_at, expires_at, ip, user_agent, claims)

@@ -125,6 +125,28 @@ export function issueChallenge(
   return { mfa_required: true, mfa_token: token, available_factors: ['totp'], challenge_id: challenge.id };
 }
 
+/**
+ * An account deactivated or locked since its password was checked gets no tokens from the code: the
+ * same refusals as at sign-in, audited and kept.
+ */
+async function refuseIfBarred(em: EntityManager, scope: AuditScope, userId: string, now: Date): Promise<void> {
+  const user = await em.findOne(User, { id: userId }, { filters: false });
+  const deactivated = !user || user.status === 'deactivated';
+  const locked = user?.status === 'locked' && (!user.lockedUntil || user.lockedUntil > now);
+  if (!deactivated && !locked) return;
+  recordAudit(scope, {
+    eventType: 'auth.mfa_verify',
+    outcome: 'failure',
+    target: { type: 'user', id: userId },
+    details: { reason: deactivated ? 'account_deactivated' : 'account_locked' },
+  });
+  throw deactivated
+    ? new AppError('ACCOUNT_DEACTIVATED', 'This account has been deactivated', { keepChanges: true })
+    : new AppError('ACCOUNT_LOCKED', 'This account is locked after too many failed sign-ins; try again later or ask an admin', {
+        keepChanges: true,
+      });
+}
+
 /** The live challenge an `mfa_token` names, or null (expired, used or unknown). */
 function liveChallenge(em: EntityManager, token: string, now: Date): Promise<MfaChallenge | null> {
   return em.findOne(MfaChallenge, { tokenHash: sha256(token), usedAt: null, expiresAt: { $gt: now } }, { filters: false });
@@ -216,6 +238,7 @@ export async function passSignInChallenge(
     });
     throw malformedCode();
   }
+  await refuseIfBarred(em, scope, challenge.userId, now);
   await answerChallenge(deps, scope, challenge, parsed.data, now);
   return challenge;
 }

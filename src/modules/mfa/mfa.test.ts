@@ -139,6 +139,26 @@ describe('second factor (TOTP)', () => {
     expect([replay.status, replay.body.error.code]).toEqual([401, 'INVALID_CODE']);
   });
 
+  it('gives no tokens to an account deactivated or locked after its challenge was issued', async () => {
+    const gone = await enrolledUser();
+    nextStep();
+    const goneChallenge = (await login(app, ws.id, gone.email, PASSWORD)).body.data;
+    await call(app, 'PATCH', `/api/v1/users/${gone.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    const refused = await verify(goneChallenge.mfa_token, codeAt(gone.totp));
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'ACCOUNT_DEACTIVATED']);
+    expect(refused.body.data).toBeUndefined();
+
+    const locked = await enrolledUser();
+    nextStep();
+    const lockedChallenge = (await login(app, ws.id, locked.email, PASSWORD)).body.data;
+    for (let i = 0; i < 10; i++) await login(app, ws.id, locked.email, `wrong ${i} password`);
+    const refusedLocked = await verify(lockedChallenge.mfa_token, codeAt(locked.totp));
+    expect([refusedLocked.status, refusedLocked.body.error.code]).toEqual([403, 'ACCOUNT_LOCKED']);
+    // Unlocked by an admin, the same challenge completes.
+    await call(app, 'PATCH', `/api/v1/users/${locked.id}`, { token: ws.apiKey, body: { status: 'active' } });
+    expect((await verify(lockedChallenge.mfa_token, codeAt(locked.totp))).status).toBe(200);
+  });
+
   it('spends steps per factor: a second authenticator is confirmed in the same 30 seconds as the first', async () => {
     const user = await enrolledUser();
     const tablet = await enroll(user.token, 'Tablet');
