@@ -156,10 +156,10 @@ export async function listItems(em: EntityManager, query: ListItemsInput) {
 }
 
 /** Takes the item's access away now, if it is still there (it may have been revoked meanwhile). */
-async function removeAccess(scope: AuditScope, principal: Principal, item: AccessReviewItem, now: Date): Promise<boolean> {
+async function removeAccess(scope: AuditScope, principal: Principal, item: AccessReviewItem): Promise<boolean> {
   if (item.entitlementType === 'role') {
     if (!(await scope.em.findOne(RoleAssignment, { userId: item.userId, roleId: item.entitlementId }))) return false;
-    await revokeRole(scope, principal, { user_id: item.userId, role_id: item.entitlementId }, now);
+    await revokeRole(scope, principal, { user_id: item.userId, role_id: item.entitlementId });
     return true;
   }
   if (!(await scope.em.findOne(GroupMember, { userId: item.userId, groupId: item.entitlementId }))) return false;
@@ -185,7 +185,7 @@ export async function decideItem(
   const item = isId('rvi', input.item_id) ? await em.findOne(AccessReviewItem, { id: input.item_id, reviewId: review.id }) : null;
   if (!item) throw new AppError('NOT_FOUND', 'No such item in this review');
   if (item.decision) throw new AppError('CONFLICT', `This item was already decided (${item.decision})`);
-  const removed = input.decision === 'revoke' ? await removeAccess(scope, principal, item, now) : false;
+  const removed = input.decision === 'revoke' ? await removeAccess(scope, principal, item) : false;
   Object.assign(item, {
     decision: input.decision,
     decidedByType: scope.actor.type,

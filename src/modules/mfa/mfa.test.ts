@@ -139,6 +139,15 @@ describe('second factor (TOTP)', () => {
     expect([replay.status, replay.body.error.code]).toEqual([401, 'INVALID_CODE']);
   });
 
+  it('ends a run of wrong passwords at the right one, even when the code step is not finished', async () => {
+    const user = await enrolledUser();
+    for (let i = 0; i < 9; i++) expect((await login(app, ws.id, user.email, `wrong ${i} password`)).status).toBe(401);
+    expect((await login(app, ws.id, user.email, PASSWORD)).body.data.mfa_required).toBe(true);
+    for (let i = 0; i < 9; i++) expect((await login(app, ws.id, user.email, `again ${i} wrong`)).status).toBe(401);
+    const still = await login(app, ws.id, user.email, PASSWORD);
+    expect([still.status, still.body.data?.mfa_required]).toEqual([200, true]);
+  });
+
   it('gives no tokens to an account deactivated or locked after its challenge was issued', async () => {
     const gone = await enrolledUser();
     nextStep();

@@ -73,7 +73,7 @@ export const rolesRouter = router({
     })
     .input(revokeInput)
     .output(z.object({ user_id: z.string(), role_id: z.string(), revoked: z.literal(true) }))
-    .mutation(({ ctx, input }) => revokeRole(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) => revokeRole(auditScope(ctx), ctx.principal, input)),
 
   ofUser: managementProcedure('users:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/users/{id}/roles', tags: ['users'], summary: "A user's live roles", protect: true } })

@@ -6,7 +6,7 @@ import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
-import { liveOwners, lockOwnerRole, permanentOwners } from './owners.ts';
+import { lockOwnerRole, permanentOwners } from './owners.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
@@ -141,7 +141,7 @@ export async function assignRole(
   return toAssignmentView(assignment, role);
 }
 
-export async function revokeRole(scope: AuditScope, principal: Principal, input: { user_id: string; role_id: string }, now: Date) {
+export async function revokeRole(scope: AuditScope, principal: Principal, input: { user_id: string; role_id: string }) {
   const user = await findUser(scope.em, input.user_id);
   const role = await findRole(scope.em, input.role_id);
   const ownerRole = role.builtin && role.key === 'owner';
@@ -151,7 +151,7 @@ export async function revokeRole(scope: AuditScope, principal: Principal, input:
   }
   const assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
   if (!assignment) throw new AppError('NOT_FOUND', 'This user does not hold this role');
-  if (ownerRole && (await liveOwners(scope.em, role.id, now)) <= 1) {
+  if (ownerRole && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
     throw new AppError('CONFLICT', 'The last owner cannot be removed; make someone else an owner first');
   }
   scope.em.remove(assignment);

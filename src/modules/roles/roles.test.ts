@@ -222,6 +222,35 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect(stillOwners).toHaveLength(1);
   });
 
+  it('keeps an owner without an end date: an owner whose ownership ends does not count', async () => {
+    const fresh = await createWorkspace(app);
+    const owner = await signIn(app, fresh.id, fresh.owner.email, fresh.owner.password);
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: fresh.apiKey });
+    const ownerRole = roles.body.data.find((r: { key: string }) => r.key === 'owner').id;
+    const email = uniqueEmail('temporary-owner');
+    const temporary = await call(app, 'POST', '/api/v1/users', { token: fresh.apiKey, body: { email, password: PASSWORD } });
+    const until = new Date(app.clock.now().getTime() + 60_000).toISOString();
+    const granted = await call(app, 'POST', '/api/v1/roles/assign', {
+      token: owner.accessToken,
+      body: { user_id: temporary.body.data.id, role_id: ownerRole, expires_at: until },
+    });
+    expect(granted.status).toBe(200);
+    const temporaryToken = (await signIn(app, fresh.id, email, PASSWORD)).accessToken;
+    // Revoking, deleting or deactivating the permanent owner would leave none once the other ends.
+    const attempts = [
+      call(app, 'POST', '/api/v1/roles/revoke', { token: temporaryToken, body: { user_id: fresh.owner.id, role_id: ownerRole } }),
+      call(app, 'DELETE', `/api/v1/users/${fresh.owner.id}`, { token: fresh.apiKey }),
+      call(app, 'PATCH', `/api/v1/users/${fresh.owner.id}`, { token: fresh.apiKey, body: { status: 'deactivated' } }),
+    ];
+    for (const refused of await Promise.all(attempts)) expect([refused.status, refused.body.error.code]).toEqual([409, 'CONFLICT']);
+    // The owner with an end date can still be taken away.
+    const revoked = await call(app, 'POST', '/api/v1/roles/revoke', {
+      token: owner.accessToken,
+      body: { user_id: temporary.body.data.id, role_id: ownerRole },
+    });
+    expect(revoked.status).toBe(200);
+  });
+
   it('keeps roles and users of another workspace out of reach (404)', async () => {
     const other = await createWorkspace(app);
     const theirRoles = await call(app, 'GET', '/api/v1/roles', { token: other.apiKey });
