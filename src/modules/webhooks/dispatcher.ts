@@ -113,15 +113,17 @@ export class WebhookDispatcher {
     );
   }
 
+  /** Due deliveries of enabled endpoints: a disabled endpoint's wait, retries included, until it is enabled again. */
   private async claim(): Promise<DueRow[]> {
     const now = this.clock.now();
     return this.orm.em.fork().execute<DueRow[]>(
       `update webhook_deliveries d set lease_until = ?
          from webhook_endpoints e
         where e.id = d.endpoint_id and d.id in (
-              select id from webhook_deliveries
-               where status = 'pending' and next_attempt_at <= ? and (lease_until is null or lease_until < ?)
-               order by next_attempt_at limit ${BATCH} for update skip locked)
+              select due.id from webhook_deliveries due
+                join webhook_endpoints live on live.id = due.endpoint_id and live.enabled
+               where due.status = 'pending' and due.next_attempt_at <= ? and (due.lease_until is null or due.lease_until < ?)
+               order by due.next_attempt_at limit ${BATCH} for update of due skip locked)
         returning d.id, d.workspace_id, d.endpoint_id, d.payload, d.scheduled_attempts, e.url, e.secret_sealed`,
       [new Date(now.getTime() + LEASE_MS), now, now],
     );

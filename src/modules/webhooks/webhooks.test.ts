@@ -217,6 +217,27 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     expect(receiver.received[3]?.headers['webhook-id']).toBe(delivery.id);
   });
 
+  it('sends nothing to a disabled endpoint, retries included, and resumes once it is enabled again', async () => {
+    const created = await endpoint({ event_types: ['webhook.test'] });
+    receiver.received.length = 0;
+    receiver.state.status = 500;
+    await call(app, 'POST', `/api/v1/webhooks/${created.id}/test`, { token: ws.apiKey });
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1);
+    await call(app, 'PATCH', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey, body: { enabled: false } });
+    receiver.state.status = 200;
+    app.clock.advance(5_000);
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1);
+    const waiting = (await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: ws.apiKey })).body.data[0];
+    expect(waiting).toMatchObject({ status: 'pending', attempts: 1 });
+    await call(app, 'PATCH', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey, body: { enabled: true } });
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(2);
+    const sent = (await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: ws.apiKey })).body.data[0];
+    expect(sent).toMatchObject({ status: 'succeeded', attempts: 2 });
+  });
+
   it('gives up after the last retry: failed', async () => {
     const created = await endpoint({ event_types: ['webhook.test'] });
     receiver.state.status = 503;
