@@ -21,6 +21,9 @@ describe('toAppError: a database that cannot be reached', () => {
       name: 'KnexTimeoutError',
     }),
     'too many connections': pgError('sorry, too many clients already', '53300'),
+    'the next statement of a transaction whose connection died': new DriverException(
+      pgError('Transaction query already complete, run with DEBUG=knex:tx for more info'),
+    ),
   };
 
   for (const [name, cause] of Object.entries(outages)) {

@@ -21,9 +21,13 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT
  * 57P01–57P03 (shut down by an operator or a crash, or still starting up), 53300 (too many connections).
  */
 const UNAVAILABLE_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
-/** node-postgres says so in words only; MikroORM puts the statement before them (`select … - Connection …`). */
+/**
+ * node-postgres says so in words only; MikroORM puts the statement before them (`select … - Connection …`).
+ * knex answers the next query of a transaction whose connection died with "Transaction query already
+ * complete": the outage, seen one statement later.
+ */
 const UNAVAILABLE_MESSAGE =
-  /(?:^|- )(Connection terminated( unexpectedly| due to connection timeout)?|Connection ended unexpectedly|Client (has encountered a connection error|was closed) and is not queryable)$/;
+  /(?:^|- )(Connection terminated( unexpectedly| due to connection timeout)?|Connection ended unexpectedly|Client (has encountered a connection error|was closed) and is not queryable|Transaction query already complete, run with DEBUG=knex:tx for more info)$/;
 
 /**
  * Whether an error, or one of its causes, says the database could not be reached or went away
