@@ -201,13 +201,18 @@ const WORKSPACE_EXISTS: Statement = { name: 'tenant_exists', text: 'select id fr
 /** Ids are unique across databases, so one process-wide memory serves every app a test starts. */
 const knownWorkspaces = new KnownWorkspaces();
 
-/** Public calls about one workspace, named by `X-Tenant-ID` (sign-in, forgotten password). */
+/**
+ * Public calls about one workspace (sign-in, forgotten password, the sign-in buttons), named by
+ * `X-Tenant-ID`; a caller that sends no header but a credential (a backend with its API key, a signed-in
+ * user) means the credential's workspace, as every other call of theirs does.
+ */
 export function publicTenantProcedure(limit?: LimitName) {
   return base
     .meta({ tenantHeader: true })
     .use(limit ? rateLimit(limit) : noLimit)
     .use(async ({ ctx, next }) => {
-      const workspaceId = ctx.tenantHeader?.trim();
+      const named = ctx.tenantHeader?.trim();
+      const workspaceId = named || (ctx.authorization ? (await authenticate(ctx.deps, ctx.authorization)).workspaceId : undefined);
       if (!workspaceId) throw new AppError('BAD_REQUEST', 'Send the workspace id in the X-Tenant-ID header');
       const found =
         isId('wsp', workspaceId) &&

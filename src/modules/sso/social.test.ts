@@ -71,6 +71,11 @@ describe('social sign-in through a generic OpenID provider', () => {
     ]);
     expect(listed.body.meta.total).toBe(1);
     expect((await call(app, 'GET', '/api/v1/auth/oauth/providers')).status).toBe(400);
+    // Without the header, a credential names its workspace (a backend rendering sign-in buttons).
+    const byKey = await call(app, 'GET', '/api/v1/auth/oauth/providers', { token: ws.apiKey });
+    expect(byKey.status).toBe(200);
+    expect(byKey.body.data).toEqual(listed.body.data);
+    expect((await call(app, 'GET', '/api/v1/auth/oauth/providers', { token: 'sk_not_a_key' })).body.error.code).toBe('INVALID_TOKEN');
     // A provider the service does not know is no resource: 404, as for any path id that names nothing.
     const bad = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc2', {
       token: ws.apiKey,

@@ -12,7 +12,12 @@ const tags = ['auth'];
 export const ssoRouter = router({
   providers: publicTenantProcedure('socialAuth')
     .meta({
-      openapi: { method: 'GET', path: '/api/v1/auth/oauth/providers', tags, summary: 'List enabled social providers (send X-Tenant-ID)' },
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/auth/oauth/providers',
+        tags,
+        summary: 'List enabled social providers (send X-Tenant-ID, or a credential of the workspace)',
+      },
     })
     .input(listProvidersInput)
     .output(enabledProviderPage)
