@@ -204,6 +204,22 @@ describe('authorization endpoint and discovery', () => {
       expect(new URLSearchParams(back.hash.slice(1)).get('error')).toBe('unsupported_response_type');
     });
 
+    it('serves a request without scope with the default, openid (RFC 6749 §3.3), instead of failing after sign-in', async () => {
+      const user = await newUser();
+      const request = await codeRequest();
+      const url = new URL(request.url);
+      url.searchParams.delete('scope');
+      const callback = await signInThrough(new Browser(app.url), url.toString(), user.email);
+      expect(callback.searchParams.get('error')).toBeNull();
+      const tokens = await oidc.authorizationCodeGrant(await relyingParty(), callback, {
+        pkceCodeVerifier: request.verifier,
+        expectedState: request.state,
+        expectedNonce: request.nonce,
+      });
+      expect(tokens.scope).toBe('openid');
+      expect(tokens.claims()?.sub).toBe(user.id);
+    });
+
     it('returns state and nonce verbatim', async () => {
       const user = await newUser();
       const state = 'a b+c/=é&x=%41 ~';

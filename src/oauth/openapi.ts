@@ -94,7 +94,7 @@ export function protocolPaths(): Record<string, Json> {
           query('response_type', 'Only code', true, { type: 'string', enum: ['code'] }),
           query('client_id', 'The application id', true),
           query('redirect_uri', 'Exactly one of the registered redirect URIs', true),
-          query('scope', 'openid, email, profile, offline_access'),
+          query('scope', 'openid, email, profile, offline_access; openid when omitted'),
           query('state', 'Returned verbatim'),
           query('nonce', 'Returned verbatim in the id_token'),
           query('code_challenge', 'PKCE; required for spa and native applications'),

@@ -92,6 +92,18 @@ function policy() {
   return base;
 }
 
+/**
+ * RFC 6749 §3.3: an authorization request without `scope` is served with a default, `openid` (what
+ * every application here is for), instead of failing after the user signed in: oidc-provider granted
+ * nothing and answered `access_denied` once the sign-in was done.
+ */
+async function defaultScope(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
+  if (ctx.method === 'GET' && ctx.path === OAUTH_ROUTES.authorization && !ctx.query.scope) {
+    ctx.query = { ...ctx.query, scope: 'openid' };
+  }
+  await next();
+}
+
 /** Browsers get our own page (no third-party fonts or scripts); clients get `{error, error_description}`. */
 function renderError(ctx: KoaContextWithOIDC, out: ErrorOut): void {
   ctx.type = 'html';
@@ -193,6 +205,7 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
   const provider = new Provider(config.BASE_URL, configuration);
   // Express has already applied TRUST_PROXY; oauth/routes.ts hands its verdict on in X-Forwarded-*.
   provider.proxy = config.trustProxy !== false;
+  provider.use(defaultScope);
   provider.use(rfc6749Responses);
 
   // Secrets are stored as SHA-256 digests (docs/decisions.md): hash what the client presents, then compare.
