@@ -181,7 +181,12 @@ describe('authorization endpoint and discovery', () => {
       const res = await fetch(unknown.url, { redirect: 'manual' });
       expect(res.status).toBe(400);
       expect(res.headers.get('location')).toBeNull();
-      expect(await res.text()).toContain('invalid_client');
+      expect(await res.json()).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
+      // A browser asks for HTML and gets a page, not JSON.
+      const page = await fetch(unknown.url, { redirect: 'manual', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+      expect(page.status).toBe(400);
+      expect(page.headers.get('content-type')).toContain('text/html');
+      expect(await page.text()).toContain('invalid_client');
     });
   });
 

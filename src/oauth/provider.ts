@@ -104,8 +104,16 @@ async function defaultScope(ctx: KoaContextWithOIDC, next: () => Promise<unknown
   await next();
 }
 
-/** Browsers get our own page (no third-party fonts or scripts); clients get `{error, error_description}`. */
+/**
+ * Errors that cannot go back to the client (no valid redirect_uri, unknown client): browsers, which
+ * ask for `text/html`, get our own page (no third-party fonts or scripts); other callers (`fetch`, curl,
+ * a client library) get `{error, error_description}`.
+ */
 function renderError(ctx: KoaContextWithOIDC, out: ErrorOut): void {
+  if (!ctx.get('accept').includes('text/html')) {
+    ctx.body = { error: out.error, error_description: out.error_description ?? 'The request could not be completed.' };
+    return;
+  }
   ctx.type = 'html';
   const description = out.error_description ?? 'The request could not be completed.';
   ctx.body = messagePage('Something went wrong', `${description} (${out.error})`);
