@@ -24,10 +24,13 @@ describe('generated contracts', () => {
     expect(Object.keys(doc.paths['/api/v1/api-keys'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(doc.paths['/api/v1/api-keys/{id}'])).toContain('delete');
     expect(Object.keys(doc.paths['/platform/v1/workspaces'])).toContain('post');
-    // Public calls need no credential; sign-in names its workspace in X-Tenant-ID; creates answer 201.
+    // Public calls need no credential; sign-in names its workspace in X-Tenant-ID, or by a credential
+    // sent instead; other public calls take neither; creates answer 201.
     const login = doc.paths['/api/v1/auth/login'].post;
-    expect(login.security).toEqual([]);
-    expect(login.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toContain('header:X-Tenant-ID');
+    expect(login.security).toEqual([{}, { Authorization: [] }]);
+    const tenant = login.parameters.find((p: { name: string; in: string }) => `${p.in}:${p.name}` === 'header:X-Tenant-ID');
+    expect(tenant.required).toBe(false);
+    expect(doc.paths['/api/v1/auth/refresh'].post.security).toEqual([]);
     expect(doc.paths['/api/v1/users'].post.security).toEqual([{ Authorization: [] }]);
     expect(Object.keys(doc.paths['/api/v1/users'].post.responses)).toContain('201');
     expect(Object.keys(doc.paths['/api/v1/users'].post.responses)).not.toContain('200');

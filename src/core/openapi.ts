@@ -61,8 +61,8 @@ function envelopeResponses(operation: Json): void {
 const TENANT_HEADER = {
   name: 'X-Tenant-ID',
   in: 'header',
-  required: true,
-  description: 'The workspace id (wsp_…)',
+  required: false,
+  description: 'The workspace id (wsp_…); without it, the workspace of the credential sent (an API key or access token)',
   schema: { type: 'string' },
 };
 
@@ -72,7 +72,11 @@ const TENANT_HEADER = {
  */
 function fromMeta(operation: Json, meta: Meta): void {
   if (!meta.openapi?.protect) operation.security = [];
-  if (meta.tenantHeader) operation.parameters = [TENANT_HEADER, ...((operation.parameters as Json[] | undefined) ?? [])];
+  if (meta.tenantHeader) {
+    operation.parameters = [TENANT_HEADER, ...((operation.parameters as Json[] | undefined) ?? [])];
+    // No credential needed; one may name the workspace instead of the header.
+    operation.security = [{}, { Authorization: [] }];
+  }
   const responses = operation.responses as Record<string, Json> | undefined;
   if (meta.successStatus === 201 && responses?.['200']) {
     const { '200': created, ...rest } = responses;

@@ -201,6 +201,13 @@ const WORKSPACE_EXISTS: Statement = { name: 'tenant_exists', text: 'select id fr
 /** Ids are unique across databases, so one process-wide memory serves every app a test starts. */
 const knownWorkspaces = new KnownWorkspaces();
 
+/** `X-Tenant-ID` when sent (no credential is read then), else the workspace of the credential sent, if any. */
+async function workspaceOfPublicCall(ctx: Context): Promise<string | undefined> {
+  const named = ctx.tenantHeader?.trim();
+  if (named) return named;
+  return ctx.authorization ? (await authenticate(ctx.deps, ctx.authorization)).workspaceId : undefined;
+}
+
 /**
  * Public calls about one workspace (sign-in, forgotten password, the sign-in buttons), named by
  * `X-Tenant-ID`; a caller that sends no header but a credential (a backend with its API key, a signed-in
@@ -211,8 +218,7 @@ export function publicTenantProcedure(limit?: LimitName) {
     .meta({ tenantHeader: true })
     .use(limit ? rateLimit(limit) : noLimit)
     .use(async ({ ctx, next }) => {
-      const named = ctx.tenantHeader?.trim();
-      const workspaceId = named || (ctx.authorization ? (await authenticate(ctx.deps, ctx.authorization)).workspaceId : undefined);
+      const workspaceId = await workspaceOfPublicCall(ctx);
       if (!workspaceId) throw new AppError('BAD_REQUEST', 'Send the workspace id in the X-Tenant-ID header');
       const found =
         isId('wsp', workspaceId) &&

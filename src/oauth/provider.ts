@@ -110,12 +110,12 @@ async function defaultScope(ctx: KoaContextWithOIDC, next: () => Promise<unknown
  * a client library) get `{error, error_description}`.
  */
 function renderError(ctx: KoaContextWithOIDC, out: ErrorOut): void {
+  const description = out.error_description ?? 'The request could not be completed.';
   if (!ctx.get('accept').includes('text/html')) {
-    ctx.body = { error: out.error, error_description: out.error_description ?? 'The request could not be completed.' };
+    ctx.body = { error: out.error, error_description: description };
     return;
   }
   ctx.type = 'html';
-  const description = out.error_description ?? 'The request could not be completed.';
   ctx.body = messagePage('Something went wrong', `${description} (${out.error})`);
 }
 

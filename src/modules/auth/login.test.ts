@@ -150,6 +150,30 @@ describe('POST /api/v1/auth/login', () => {
     expect(crossed.body.error.code).toBe('INVALID_CREDENTIALS');
   });
 
+  it('without X-Tenant-ID takes the workspace of the credential sent; beside the header no credential is read', async () => {
+    const user = await newUser('by-credential');
+    const other = await createWorkspace(app);
+    const as = (token: string, headers: Record<string, string> = {}) =>
+      call(app, 'POST', '/api/v1/auth/login', {
+        token,
+        headers: { 'x-forwarded-for': someIp(), ...headers },
+        body: { email: user.email, password: PASSWORD },
+      });
+    const byKey = await as(ws.apiKey);
+    expect([byKey.status, byKey.body.data.user.id]).toEqual([200, user.id]);
+    const byToken = await as(byKey.body.data.access_token);
+    expect([byToken.status, byToken.body.data.user.id]).toEqual([200, user.id]);
+    // Another workspace's key names that workspace, where the user does not exist.
+    expect((await as(other.apiKey)).body.error.code).toBe('INVALID_CREDENTIALS');
+    const bad = await as('sk_not_a_key');
+    expect([bad.status, bad.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    // With the header (a sign-in page that still sends a stale or foreign token), the header decides.
+    for (const token of ['sk_not_a_key', other.apiKey]) {
+      const named = await as(token, { 'x-tenant-id': ws.id });
+      expect([named.status, named.body.data?.user.id]).toEqual([200, user.id]);
+    }
+  });
+
   it('refuses malformed bodies and over-long passwords with 400 before hashing', async () => {
     for (const body of [
       {},
