@@ -8,11 +8,13 @@ import type { Logger } from './core/logger.ts';
 import { createRateLimits } from './core/rate-limit.ts';
 import { Metrics } from './core/metrics.ts';
 import { detectStatementSupport } from './core/sql.ts';
+import { Sweeper } from './core/sweeper.ts';
 import { ActionSandbox } from './modules/actions/sandbox.ts';
 import { SigningKeys } from './modules/auth/signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
 import { createOAuthServer } from './oauth/provider.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
+import { SWEEPS } from './retention.ts';
 
 /** Everything the process holds once, built the same way by main.ts, tests and the benchmark. */
 export async function createDeps(input: {
@@ -40,6 +42,8 @@ export async function createDeps(input: {
   webhooks.start();
   const mailer = new EmailDispatcher(orm, log, config.SMTP_URL, config.MAIL_FROM);
   mailer.start();
+  const sweeper = new Sweeper(orm, clock, log, SWEEPS);
+  sweeper.start();
   return {
     config,
     orm,
@@ -51,6 +55,7 @@ export async function createDeps(input: {
     mailer,
     oauth,
     webhooks,
+    sweeper,
     metrics,
     sandbox: new ActionSandbox({ timeoutMs: config.ACTION_TIMEOUT_MS, memoryMb: config.ACTION_MEMORY_MB, log }),
     rateLimits: createRateLimits(
@@ -63,7 +68,7 @@ export async function createDeps(input: {
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
-  deps.oauth.stop();
+  await deps.sweeper.stop();
   await deps.webhooks.stop();
   await deps.mailer.stop();
   await deps.rateLimits.close();

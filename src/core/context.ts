@@ -12,6 +12,7 @@ import type { CryptoBox } from './crypto-box.ts';
 import type { Metrics } from './metrics.ts';
 import type { Logger } from './logger.ts';
 import type { RateLimits } from './rate-limit.ts';
+import type { Sweeper } from './sweeper.ts';
 import { getRequestInfo } from './request-info.ts';
 
 /** What the process holds once: built in main.ts (or a test), handed to buildApp. */
@@ -30,6 +31,8 @@ export interface AppDeps {
   /** The OAuth 2.0 / OpenID Connect authorization server (oidc-provider), one per process. */
   oauth: OAuthServer;
   webhooks: WebhookDispatcher;
+  /** Deletes rows nothing reads any more, hourly (src/retention.ts lists what). */
+  sweeper: Sweeper;
   /** Runs actions in a separate sandbox process (started on first use). */
   sandbox: ActionSandbox;
 }

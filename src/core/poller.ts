@@ -14,11 +14,12 @@ export class Poller {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  start(): void {
+  /** Runs a round now and then on the timer; `immediately: false` waits for the first tick. */
+  start(options: { immediately: boolean } = { immediately: true }): void {
     if (this.timer) return;
     this.timer = setInterval(() => this.kick(), this.everyMs);
     this.timer.unref();
-    this.kick();
+    if (options.immediately) this.kick();
   }
 
   /** Stops the timer and waits for the round in progress, if any. */

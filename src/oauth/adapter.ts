@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { runStatement, type Statement } from '../core/sql.ts';
 import { isId } from '../core/ids.ts';
+import { DAY_MS, sweepOf } from '../core/sweeper.ts';
 import { isStorableText } from '../core/storable-text.ts';
 import { clientMetadata, type ApplicationRow } from './clients.ts';
 
@@ -158,20 +159,5 @@ export class PostgresAdapter implements Adapter {
   }
 }
 
-/** Deletes artifacts that expired a day ago or more, a batch at a time, so the table does not grow forever. */
-const SWEEP: Statement = {
-  name: 'oidc_sweep',
-  text: `delete from oidc_payloads where (kind, id) in (
-           select kind, id from oidc_payloads where expires_at < $1 limit 5000
-         ) returning 1 as n`,
-};
-
-export async function sweepExpired(orm: MikroORM): Promise<number> {
-  let total = 0;
-  const before = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
-  for (;;) {
-    const rows = await runStatement<{ n: number }>(orm, SWEEP, [before]);
-    total += rows.length;
-    if (rows.length < 5000) return total;
-  }
-}
+/** Artifacts (codes, tokens, grants, sessions, interactions) a day after they expired. */
+export const oidcSweep = sweepOf('oidc_payloads', 'expires_at < $1', DAY_MS, { key: 'kind, id' });

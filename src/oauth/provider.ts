@@ -15,7 +15,7 @@ import { constantTimeEqual, sha256 } from '../core/secrets.ts';
 import type { SigningKeys } from '../modules/auth/signing-keys.ts';
 import { ID_TOKEN_ALG } from '../modules/auth/signing-keys.ts';
 import { accountFinder, CLAIMS } from './account.ts';
-import { PostgresAdapter, sweepExpired } from './adapter.ts';
+import { PostgresAdapter } from './adapter.ts';
 import { WORKSPACE_METADATA, workspaceOf } from './clients.ts';
 import { logoutPage, messagePage } from './pages.ts';
 import { rfc6749Error, rfc6749Responses } from './rfc6749.ts';
@@ -33,14 +33,12 @@ export const OAUTH_ROUTES = {
 
 export const INTERACTION_PATH = '/oauth/interaction';
 
-const SWEEP_EVERY_MS = 10 * 60 * 1000;
 const SESSION_TTL = 14 * 24 * 60 * 60;
 const INTERACTION_TTL = 60 * 60;
 const CODE_TTL = 60;
 
 export interface OAuthServer {
   provider: Provider;
-  stop(): void;
 }
 
 export interface OAuthServerDeps {
@@ -250,15 +248,5 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     log.error('authorization server error', { path: ctx.path, requestId: ctx.response.get('x-request-id'), error });
   });
 
-  const timer = setInterval(() => {
-    sweepExpired(orm).catch((error: unknown) => log.error('expired OAuth artifacts sweep failed', { error }));
-  }, SWEEP_EVERY_MS);
-  timer.unref();
-
-  return {
-    provider,
-    stop() {
-      clearInterval(timer);
-    },
-  };
+  return { provider };
 }

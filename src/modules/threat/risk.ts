@@ -15,6 +15,9 @@ export const DEFAULT_BLOCKING_ENABLED = false;
 /** Scores from here up count as high risk in the statistics. */
 export const HIGH_RISK_SCORE = 50;
 
+/** The longest look back of any signal (new IP, new user agent); scores are kept this long. */
+export const RISK_HISTORY_DAYS = 90;
+
 /**
  * The signals and what each adds to the 0–100 score (the sum is capped at 100). Every count reads
  * only earlier attempts of the same workspace within its window, and stops counting at `cap` rows,
@@ -30,9 +33,9 @@ export const RISK_RULES = {
   /** Attempts on this account (any IP) in the last 10 minutes, beyond the first four: 5 points each, at most 25. */
   velocity: { window: '10 minutes', free: 4, per: 5, max: 25, cap: 50 },
   /** The account signed in before (90 days) but never from this IP: 15 points. */
-  new_ip: { window: '90 days', points: 15, cap: 50 },
+  new_ip: { window: `${RISK_HISTORY_DAYS} days`, points: 15, cap: 50 },
   /** The account signed in before (90 days) but never with this user agent: 10 points. */
-  new_user_agent: { window: '90 days', points: 10 },
+  new_user_agent: { window: `${RISK_HISTORY_DAYS} days`, points: 10 },
 } as const;
 
 const R = RISK_RULES;

@@ -1,0 +1,111 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from './clock.ts';
+import type { Logger } from './logger.ts';
+import { Poller } from './poller.ts';
+import { runStatement, type Statement } from './sql.ts';
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Rows that nothing reads any more (ended sessions and their refresh tokens, expired challenges and
+ * links, sent mail, old deliveries…), deleted a while after they stopped mattering. Each module
+ * declares the sweeps of its own tables with `sweepOf`; src/retention.ts lists them.
+ */
+export interface Sweep {
+  /** The table swept, for the log and the round's counts. */
+  table: string;
+  /** Deletes at most `batch` rows done with before `$1` (a timestamp), `returning 1`. */
+  statement: Statement;
+  /** How long a row is kept once it is done with; `$1` is now less this. */
+  keepMs: number;
+  batch: number;
+}
+
+export interface SweepOptions {
+  /** Rows per statement: smaller for rows whose deletion cascades to many others. Default 5,000. */
+  batch?: number;
+  /**
+   * Find the rows through each workspace's `(workspace_id, created_at)` index instead of scanning the
+   * table: for tables that take a row per sign-in, too large to scan every hour.
+   */
+  byWorkspace?: boolean;
+  /** The primary key's columns, comma-separated. Default `id`. */
+  key?: string;
+}
+
+/**
+ * The sweep of `table`'s rows for which `doneBefore` (SQL over the row, with `$1` the cutoff) holds.
+ * Rows are picked `for update skip locked`, so instances sweeping at once do not wait for each other.
+ */
+export function sweepOf(table: string, doneBefore: string, keepMs: number, options: SweepOptions = {}): Sweep {
+  const batch = options.batch ?? 5000;
+  const key = options.key ?? 'id';
+  const picked = options.byWorkspace
+    ? `select old.* from workspaces w
+        cross join lateral (select ${key} from ${table} where workspace_id = w.id and ${doneBefore}
+                             limit ${batch} for update skip locked) old
+        limit ${batch}`
+    : `select ${key} from ${table} where ${doneBefore} limit ${batch} for update skip locked`;
+  return {
+    table,
+    statement: { name: `sweep_${table}`, text: `delete from ${table} where (${key}) in (${picked}) returning 1 as n` },
+    keepMs,
+    batch,
+  };
+}
+
+const EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * Runs every sweep once an hour (the first round an hour after start), each a batch at a time until a
+ * batch comes back short, so no statement holds locks for long. Several instances may sweep at once.
+ */
+export class Sweeper {
+  private readonly poller: Poller;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly sweeps: readonly Sweep[],
+  ) {
+    this.poller = new Poller(
+      async () => {
+        await this.round();
+      },
+      EVERY_MS,
+      (error) => this.log.error('retention sweep failed', { error }),
+    );
+  }
+
+  start(): void {
+    this.poller.start({ immediately: false });
+  }
+
+  async stop(): Promise<void> {
+    await this.poller.stop();
+  }
+
+  /** One round now, after the background one (if any) ends; answers how many rows each sweep deleted. */
+  async sweep(): Promise<Record<string, number>> {
+    await this.poller.idle();
+    return this.round();
+  }
+
+  private async round(): Promise<Record<string, number>> {
+    const deleted: Record<string, number> = {};
+    for (const sweep of this.sweeps) {
+      const before = new Date(this.clock.now().getTime() - sweep.keepMs).toISOString();
+      let total = 0;
+      for (;;) {
+        const rows = await runStatement(this.orm, sweep.statement, [before]);
+        total += rows.length;
+        if (rows.length < sweep.batch) break;
+      }
+      deleted[sweep.table] = total;
+    }
+    const swept = Object.entries(deleted).filter(([, n]) => n > 0);
+    if (swept.length > 0) this.log.info('retention sweep', Object.fromEntries(swept));
+    return deleted;
+  }
+}

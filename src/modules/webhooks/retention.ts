@@ -1,0 +1,7 @@
+import { DAY_MS, sweepOf } from '../../core/sweeper.ts';
+
+/**
+ * Deliveries 30 days after their last attempt once they succeeded or failed for good, with their
+ * attempts (cascade). Pending ones stay, however old: a disabled endpoint's wait until it is enabled.
+ */
+export const deliverySweep = sweepOf('webhook_deliveries', `status <> 'pending' and updated_at < $1`, 30 * DAY_MS, { batch: 1000 });
