@@ -17,7 +17,9 @@ export const RETRY_DELAYS_MS = [5_000, 30_000, 2 * 60_000, 10 * 60_000, 60 * 60_
  */
 const LEASE_MS = 2 * DELIVERY_TIMEOUT_MS;
 const POLL_MS = 1_000;
-const BATCH = 20;
+/** Sends in flight on one instance at most, and to one endpoint at most. */
+const MAX_IN_FLIGHT = 20;
+const MAX_IN_FLIGHT_PER_ENDPOINT = 4;
 
 interface DueRow {
   id: string;
@@ -35,9 +37,17 @@ interface DueRow {
  * `FOR UPDATE SKIP LOCKED` and a lease, so several instances share the work and a delivery is sent by
  * one of them; an instance killed mid-send leaves a lease that expires, and the delivery is sent again
  * with the same `webhook-id` (at least once). Requests never wait for any of this.
+ *
+ * A tick does not wait for its sends: each send frees its slot when it ends and asks for another tick,
+ * so a receiver that takes its full ten seconds holds one slot, not the whole outbox, and at most four
+ * slots go to one endpoint (the others' deliveries keep flowing while it is slow).
  */
 export class WebhookDispatcher {
   private readonly poller: Poller;
+  /** Sends in flight, and how many of them go to each endpoint. */
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly perEndpoint = new Map<string, number>();
+  private stopping = false;
 
   constructor(
     private readonly orm: MikroORM,
@@ -57,8 +67,11 @@ export class WebhookDispatcher {
     this.poller.start();
   }
 
+  /** Stops ticking and waits for the sends in flight. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.poller.stop();
+    await this.settled();
   }
 
   /** Runs a round soon; while one runs, one more follows it. */
@@ -66,21 +79,45 @@ export class WebhookDispatcher {
     this.poller.kick();
   }
 
-  /** One round now, after the background one (if any) ends. Tests call it after moving the clock. */
+  /**
+   * One round now, after the background one (if any) ends, and every send in flight settled (its
+   * outcome recorded). Tests call it after moving the clock.
+   */
   async tick(): Promise<void> {
     await this.poller.idle();
     await this.round();
+    await this.settled();
   }
 
-  /** Fan out, then send what is due. */
+  private async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  }
+
+  /** Fan out, then start sending what is due, as far as free slots allow. */
   private async round(): Promise<void> {
     await this.fanOut();
     for (;;) {
-      const due = await this.claim();
+      const free = MAX_IN_FLIGHT - this.inFlight.size;
+      if (free <= 0) return;
+      const due = await this.claim(free);
       if (due.length === 0) return;
-      await Promise.all(due.map((row) => this.send(row)));
-      if (due.length < BATCH) return;
+      for (const row of due) this.dispatch(row);
     }
+  }
+
+  /** Sends in the background; the slot it frees is filled by the tick it asks for (unless stopping). */
+  private dispatch(row: DueRow): void {
+    this.perEndpoint.set(row.endpoint_id, (this.perEndpoint.get(row.endpoint_id) ?? 0) + 1);
+    const sending = this.send(row)
+      .catch((error: unknown) => this.log.error('webhook send failed', { delivery_id: row.id, error }))
+      .finally(() => {
+        this.inFlight.delete(sending);
+        const left = (this.perEndpoint.get(row.endpoint_id) ?? 1) - 1;
+        if (left > 0) this.perEndpoint.set(row.endpoint_id, left);
+        else this.perEndpoint.delete(row.endpoint_id);
+        if (!this.stopping) this.poller.kick();
+      });
+    this.inFlight.add(sending);
   }
 
   /**
@@ -113,19 +150,43 @@ export class WebhookDispatcher {
     );
   }
 
-  /** Due deliveries of enabled endpoints: a disabled endpoint's wait, retries included, until it is enabled again. */
-  private async claim(): Promise<DueRow[]> {
+  /**
+   * Up to `limit` due deliveries of enabled endpoints, oldest first, none beyond an endpoint's share of
+   * the slots (`MAX_IN_FLIGHT_PER_ENDPOINT` less what it has in flight here). A disabled endpoint's
+   * deliveries, retries included, wait until it is enabled again. The candidates are locked (skip
+   * locked) before they are ranked; those not taken are free again when the statement ends.
+   */
+  private async claim(limit: number): Promise<DueRow[]> {
     const now = this.clock.now();
+    const inFlight = JSON.stringify(Object.fromEntries(this.perEndpoint));
     return this.orm.em.fork().execute<DueRow[]>(
       `update webhook_deliveries d set lease_until = ?
          from webhook_endpoints e
         where e.id = d.endpoint_id and d.id in (
-              select due.id from webhook_deliveries due
-                join webhook_endpoints live on live.id = due.endpoint_id and live.enabled
-               where due.status = 'pending' and due.next_attempt_at <= ? and (due.lease_until is null or due.lease_until < ?)
-               order by due.next_attempt_at limit ${BATCH} for update of due skip locked)
+              select id from (
+                select c.id, c.next_attempt_at,
+                       row_number() over (partition by c.endpoint_id order by c.next_attempt_at) as nth,
+                       ? - coalesce((?::jsonb ->> c.endpoint_id)::int, 0) as share
+                  from (select due.id, due.endpoint_id, due.next_attempt_at from webhook_deliveries due
+                          join webhook_endpoints live on live.id = due.endpoint_id and live.enabled
+                         where due.status = 'pending' and due.next_attempt_at <= ? and (due.lease_until is null or due.lease_until < ?)
+                           and coalesce((?::jsonb ->> due.endpoint_id)::int, 0) < ?
+                         order by due.next_attempt_at limit ? for update of due skip locked) c
+              ) ranked
+              where nth <= share
+              order by next_attempt_at limit ?)
         returning d.id, d.workspace_id, d.endpoint_id, d.payload, d.scheduled_attempts, e.url, e.secret_sealed`,
-      [new Date(now.getTime() + LEASE_MS), now, now],
+      [
+        new Date(now.getTime() + LEASE_MS),
+        MAX_IN_FLIGHT_PER_ENDPOINT,
+        inFlight,
+        now,
+        now,
+        inFlight,
+        MAX_IN_FLIGHT_PER_ENDPOINT,
+        limit,
+        limit,
+      ],
     );
   }
 

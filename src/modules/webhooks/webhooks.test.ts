@@ -1,10 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { decodeJwt } from 'jose';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
@@ -249,6 +249,43 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     const delivery = (await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: ws.apiKey })).body.data[0];
     expect(delivery).toMatchObject({ status: 'failed', attempts: 7, next_attempt_at: null });
     receiver.state.status = 200;
+  });
+
+  it('a receiver that does not answer holds four sends at most, and none of another endpoint', async () => {
+    const held: ServerResponse[] = [];
+    const slow = createServer((req, res) => {
+      req.resume();
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowEndpoint = await endpoint({ url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow` });
+    const fastEndpoint = await endpoint();
+    receiver.received.length = 0;
+    // Far ahead, so that only this app's dispatcher finds these deliveries due (every test app's
+    // dispatcher works the shared database).
+    app.clock.advance(400 * 24 * 60 * 60 * 1000);
+    try {
+      for (let i = 0; i < 6; i++) {
+        expect((await call(app, 'POST', `/api/v1/webhooks/${slowEndpoint.id}/test`, { token: ws.apiKey })).status).toBe(201);
+      }
+      await vi.waitFor(() => expect(held).toHaveLength(4), { timeout: 8_000 });
+      expect((await call(app, 'POST', `/api/v1/webhooks/${fastEndpoint.id}/test`, { token: ws.apiKey })).status).toBe(201);
+      await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 8_000 });
+      expect(held).toHaveLength(4);
+      for (const res of held.splice(0)) res.writeHead(200).end();
+      await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 8_000 });
+      for (const res of held.splice(0)) res.writeHead(200).end();
+      await app.deps.webhooks.tick();
+      const deliveries = await call(app, 'GET', `/api/v1/webhooks/${slowEndpoint.id}/deliveries`, { token: ws.apiKey });
+      expect(deliveries.body.data.map((d: { status: string }) => d.status)).toEqual(Array(6).fill('succeeded'));
+    } finally {
+      for (const res of held.splice(0)) res.writeHead(200).end();
+      slow.closeAllConnections();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+      app.clock.set(new Date());
+      await call(app, 'DELETE', `/api/v1/webhooks/${slowEndpoint.id}`, { token: ws.apiKey });
+      await call(app, 'DELETE', `/api/v1/webhooks/${fastEndpoint.id}`, { token: ws.apiKey });
+    }
   });
 
   it('validates endpoints: bad URLs, unknown event types, roles, other workspaces', async () => {
