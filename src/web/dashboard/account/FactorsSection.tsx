@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { Notice } from '../../ui/feedback/Notice.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
@@ -34,42 +35,29 @@ export function FactorsSection() {
         empty={<EmptyState title="No authenticator app yet">Add one to protect your account with a second step at sign-in.</EmptyState>}
       >
         {(page) => (
-          <table className="table">
-            <caption className="visually-hidden">Your authenticator apps</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Added</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.map((f) => (
-                <tr key={f.id}>
-                  <td>{f.name}</td>
-                  <td>
-                    <StatusBadge status={f.status} tone={f.status === 'Verified' ? 'good' : 'warn'} />
-                  </td>
-                  <td>{formatDateTime(f.created_at)}</td>
-                  <td className="actions">
-                    <ConfirmButton
-                      label="Remove"
-                      ariaLabel={`Remove ${f.name}`}
-                      title={`Remove ${f.name}?`}
-                      onConfirm={() => remove.mutateAsync(f.id)}
-                    >
-                      {f.status === 'Verified'
-                        ? 'Its codes will no longer be accepted. If it is your only confirmed app, sign-in stops asking for a code.'
-                        : 'This app was never confirmed; removing it changes nothing at sign-in.'}
-                    </ConfirmButton>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption="Your authenticator apps"
+            rows={page.data}
+            columns={[
+              { header: 'Name', cell: (f) => f.name },
+              { header: 'Status', cell: (f) => <StatusBadge status={f.status} tone={f.status === 'Verified' ? 'good' : 'warn'} /> },
+              { header: 'Added', cell: (f) => formatDateTime(f.created_at) },
+            ]}
+            actions={{
+              cell: (f) => (
+                <ConfirmButton
+                  label="Remove"
+                  ariaLabel={`Remove ${f.name}`}
+                  title={`Remove ${f.name}?`}
+                  onConfirm={() => remove.mutateAsync(f.id)}
+                >
+                  {f.status === 'Verified'
+                    ? 'Its codes will no longer be accepted. If it is your only confirmed app, sign-in stops asking for a code.'
+                    : 'This app was never confirmed; removing it changes nothing at sign-in.'}
+                </ConfirmButton>
+              ),
+            }}
+          />
         )}
       </QueryState>
     </Section>

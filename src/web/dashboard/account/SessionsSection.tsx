@@ -3,6 +3,7 @@ import { useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import { useSession } from '../../session/SessionProvider.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
@@ -37,44 +38,36 @@ export function SessionsSection() {
     >
       <QueryState query={sessions} loading="Loading your sessions…">
         {(page) => (
-          <table className="table">
-            <caption className="visually-hidden">Your sessions</caption>
-            <thead>
-              <tr>
-                <th scope="col">Device</th>
-                <th scope="col">IP address</th>
-                <th scope="col">Signed in</th>
-                <th scope="col">Last active</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.map((s) => (
-                <tr key={s.id}>
-                  <td>
+          <DataTable
+            caption="Your sessions"
+            rows={page.data}
+            columns={[
+              {
+                header: 'Device',
+                cell: (s) => (
+                  <>
                     {describeUserAgent(s.user_agent)} {s.current ? <StatusBadge status="This session" tone="good" /> : null}
-                  </td>
-                  <td>{s.ip ?? 'Unknown'}</td>
-                  <td>{formatDateTime(s.created_at)}</td>
-                  <td>{formatDateTime(s.last_refreshed_at ?? s.created_at)}</td>
-                  <td className="actions">
-                    {s.current ? null : (
-                      <ConfirmButton
-                        label="Sign out"
-                        ariaLabel={`Sign out the session of ${describeUserAgent(s.user_agent)} from ${s.ip ?? 'an unknown address'}`}
-                        title="Sign out this session?"
-                        onConfirm={() => revoke.mutateAsync(s.id)}
-                      >
-                        {describeUserAgent(s.user_agent)} ({s.ip ?? 'unknown address'}) will have to sign in again.
-                      </ConfirmButton>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                  </>
+                ),
+              },
+              { header: 'IP address', cell: (s) => s.ip ?? 'Unknown' },
+              { header: 'Signed in', cell: (s) => formatDateTime(s.created_at) },
+              { header: 'Last active', cell: (s) => formatDateTime(s.last_refreshed_at ?? s.created_at) },
+            ]}
+            actions={{
+              cell: (s) =>
+                s.current ? null : (
+                  <ConfirmButton
+                    label="Sign out"
+                    ariaLabel={`Sign out the session of ${describeUserAgent(s.user_agent)} from ${s.ip ?? 'an unknown address'}`}
+                    title="Sign out this session?"
+                    onConfirm={() => revoke.mutateAsync(s.id)}
+                  >
+                    {describeUserAgent(s.user_agent)} ({s.ip ?? 'unknown address'}) will have to sign in again.
+                  </ConfirmButton>
+                ),
+            }}
+          />
         )}
       </QueryState>
     </Section>

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
@@ -33,30 +34,18 @@ export function ApiKeysPage() {
         empty={<EmptyState title="No API keys" />}
       >
         {(page) => (
-          <table className="table">
-            <caption className="visually-hidden">API keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Created</th>
-                {canWrite ? (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.map((k) => (
-                <tr key={k.id}>
-                  <th scope="row">{k.name}</th>
-                  <td>
-                    <code>{k.prefix}…</code>
-                  </td>
-                  <td>{formatDateTime(k.created_at)}</td>
-                  {canWrite ? (
-                    <td className="actions">
+          <DataTable
+            caption="API keys"
+            rows={page.data}
+            columns={[
+              { header: 'Name', rowHeader: true, cell: (k) => k.name },
+              { header: 'Key', cell: (k) => <code>{k.prefix}…</code> },
+              { header: 'Created', cell: (k) => formatDateTime(k.created_at) },
+            ]}
+            actions={
+              canWrite
+                ? {
+                    cell: (k) => (
                       <ConfirmButton
                         label="Revoke"
                         ariaLabel={`Revoke ${k.name}`}
@@ -65,12 +54,11 @@ export function ApiKeysPage() {
                       >
                         Backends using it are refused from now on.
                       </ConfirmButton>
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                    ),
+                  }
+                : null
+            }
+          />
         )}
       </QueryState>
     </>

@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
@@ -49,63 +50,50 @@ export function ApplicationsPage() {
       >
         {(p) => (
           <>
-            <table className="table">
-              <caption className="visually-hidden">Applications</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Client ID</th>
-                  <th scope="col">Redirect URIs</th>
-                  <th scope="col">Secret</th>
-                  {canWrite ? (
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  ) : null}
-                </tr>
-              </thead>
-              <tbody>
-                {p.data.map((a) => (
-                  <tr key={a.id}>
-                    <th scope="row">{a.name}</th>
-                    <td>{TYPE_LABEL[a.type]}</td>
-                    <td>
-                      <code>{a.client_id}</code>
-                    </td>
-                    <td className="wrap">{a.redirect_uris.join(' ') || '—'}</td>
-                    <td>
-                      {a.client_secret_prefix ? (
+            <DataTable
+              caption="Applications"
+              rows={p.data}
+              columns={[
+                { header: 'Name', rowHeader: true, cell: (a) => a.name },
+                { header: 'Type', cell: (a) => TYPE_LABEL[a.type] },
+                { header: 'Client ID', cell: (a) => <code>{a.client_id}</code> },
+                { header: 'Redirect URIs', className: 'wrap', cell: (a) => a.redirect_uris.join(' ') || '—' },
+                {
+                  header: 'Secret',
+                  cell: (a) =>
+                    a.client_secret_prefix ? (
+                      <>
+                        <code>{a.client_secret_prefix}…</code>
+                        <br />
+                        <small>
+                          {a.secret_rotated_at ? `rotated ${formatDateTime(a.secret_rotated_at)}` : `since ${formatDateTime(a.created_at)}`}
+                        </small>
+                      </>
+                    ) : (
+                      'None (public)'
+                    ),
+                },
+              ]}
+              actions={
+                canWrite
+                  ? {
+                      cell: (a) => (
                         <>
-                          <code>{a.client_secret_prefix}…</code>
-                          <br />
-                          <small>
-                            {a.secret_rotated_at
-                              ? `rotated ${formatDateTime(a.secret_rotated_at)}`
-                              : `since ${formatDateTime(a.created_at)}`}
-                          </small>
+                          {a.client_secret_prefix ? <RotateSecretButton application={a} /> : null}
+                          <ConfirmButton
+                            label="Delete"
+                            ariaLabel={`Delete ${a.name}`}
+                            title={`Delete ${a.name}?`}
+                            onConfirm={() => remove.mutateAsync(a.id)}
+                          >
+                            Its codes, tokens and grants stop working at once. This cannot be undone.
+                          </ConfirmButton>
                         </>
-                      ) : (
-                        'None (public)'
-                      )}
-                    </td>
-                    {canWrite ? (
-                      <td className="actions">
-                        {a.client_secret_prefix ? <RotateSecretButton application={a} /> : null}
-                        <ConfirmButton
-                          label="Delete"
-                          ariaLabel={`Delete ${a.name}`}
-                          title={`Delete ${a.name}?`}
-                          onConfirm={() => remove.mutateAsync(a.id)}
-                        >
-                          Its codes, tokens and grants stop working at once. This cannot be undone.
-                        </ConfirmButton>
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+                      ),
+                    }
+                  : null
+              }
+            />
             <Pagination meta={p.meta} noun="applications" onPage={setPage} />
           </>
         )}

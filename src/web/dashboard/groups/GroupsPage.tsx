@@ -5,6 +5,7 @@ import { useCan } from '../../session/CurrentUser.tsx';
 import { Button } from '../../ui/actions/Button.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
@@ -61,30 +62,19 @@ export function GroupsPage() {
       >
         {(p) => (
           <>
-            <table className="table">
-              <caption className="visually-hidden">Groups</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Members</th>
-                  <th scope="col">Created</th>
-                  {canWrite ? (
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  ) : null}
-                </tr>
-              </thead>
-              <tbody>
-                {p.data.map((g) => (
-                  <tr key={g.id}>
-                    <th scope="row">{g.name}</th>
-                    <td>{g.description ?? '—'}</td>
-                    <td>{g.member_count}</td>
-                    <td>{formatDateTime(g.created_at)}</td>
-                    {canWrite ? (
-                      <td className="actions">
+            <DataTable
+              caption="Groups"
+              rows={p.data}
+              columns={[
+                { header: 'Name', rowHeader: true, cell: (g) => g.name },
+                { header: 'Description', cell: (g) => g.description ?? '—' },
+                { header: 'Members', cell: (g) => g.member_count },
+                { header: 'Created', cell: (g) => formatDateTime(g.created_at) },
+              ]}
+              actions={
+                canWrite
+                  ? {
+                      cell: (g) => (
                         <ConfirmButton
                           label="Delete"
                           ariaLabel={`Delete the group ${g.name}`}
@@ -93,12 +83,11 @@ export function GroupsPage() {
                         >
                           Its {g.member_count} members stay; only the group goes.
                         </ConfirmButton>
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+                      ),
+                    }
+                  : null
+              }
+            />
             <Pagination meta={p.meta} noun="groups" onPage={setPage} />
           </>
         )}

@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import type { InvitationStatus } from '../../api/types.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
@@ -60,41 +61,18 @@ export function InvitationsPage() {
       >
         {(p) => (
           <>
-            <table className="table">
-              <caption className="visually-hidden">Invitations</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Last sent</th>
-                  <th scope="col">Expires</th>
-                  {canWrite ? (
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  ) : null}
-                </tr>
-              </thead>
-              <tbody>
-                {p.data.map((i) => (
-                  <tr key={i.id}>
-                    <th scope="row">{i.email}</th>
-                    <td>{roleName(i.role_id)}</td>
-                    <td>
-                      <StatusBadge status={i.status} tone={TONE[i.status]} />
-                    </td>
-                    <td>{formatDateTime(i.last_sent_at)}</td>
-                    <td>{formatDateTime(i.expires_at)}</td>
-                    {canWrite ? (
-                      <td className="actions">
-                        <InvitationActions invitation={i} />
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataTable
+              caption="Invitations"
+              rows={p.data}
+              columns={[
+                { header: 'Email', rowHeader: true, cell: (i) => i.email },
+                { header: 'Role', cell: (i) => roleName(i.role_id) },
+                { header: 'Status', cell: (i) => <StatusBadge status={i.status} tone={TONE[i.status]} /> },
+                { header: 'Last sent', cell: (i) => formatDateTime(i.last_sent_at) },
+                { header: 'Expires', cell: (i) => formatDateTime(i.expires_at) },
+              ]}
+              actions={canWrite ? { cell: (i) => <InvitationActions invitation={i} /> } : null}
+            />
             <Pagination meta={p.meta} noun="invitations" onPage={setPage} />
           </>
         )}

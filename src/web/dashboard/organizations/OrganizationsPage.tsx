@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
@@ -50,56 +51,48 @@ export function OrganizationsPage() {
       >
         {(p) => (
           <>
-            <table className="table">
-              <caption className="visually-hidden">Organizations</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Domains</th>
-                  <th scope="col">Single sign-on</th>
-                  <th scope="col">Members</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.data.map((o) => (
-                  <tr key={o.id}>
-                    <th scope="row">{o.name}</th>
-                    <td>{o.domains.join(', ') || '—'}</td>
-                    <td>
-                      {o.connection ? (
-                        <StatusBadge
-                          status={`${o.connection.kind.toUpperCase()}${o.connection.active ? '' : ' (inactive)'}`}
-                          tone={o.connection.active ? 'good' : 'warn'}
-                        />
-                      ) : (
-                        <StatusBadge status="Not configured" />
-                      )}
-                    </td>
-                    <td>{o.member_count}</td>
-                    <td className="actions">
-                      <SsoConnectionButton organization={o} />
-                      {canWrite ? (
-                        <>
-                          <PortalLinkButton organization={o} />
-                          <OrganizationDialog organization={o} />
-                          <ConfirmButton
-                            label="Delete"
-                            ariaLabel={`Delete ${o.name}`}
-                            title={`Delete ${o.name}?`}
-                            onConfirm={() => remove.mutateAsync(o.id)}
-                          >
-                            Its domains, SSO connection and memberships are removed; its people keep their accounts.
-                          </ConfirmButton>
-                        </>
-                      ) : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataTable
+              caption="Organizations"
+              rows={p.data}
+              columns={[
+                { header: 'Name', rowHeader: true, cell: (o) => o.name },
+                { header: 'Domains', cell: (o) => o.domains.join(', ') || '—' },
+                {
+                  header: 'Single sign-on',
+                  cell: (o) =>
+                    o.connection ? (
+                      <StatusBadge
+                        status={`${o.connection.kind.toUpperCase()}${o.connection.active ? '' : ' (inactive)'}`}
+                        tone={o.connection.active ? 'good' : 'warn'}
+                      />
+                    ) : (
+                      <StatusBadge status="Not configured" />
+                    ),
+                },
+                { header: 'Members', cell: (o) => o.member_count },
+              ]}
+              actions={{
+                cell: (o) => (
+                  <>
+                    <SsoConnectionButton organization={o} />
+                    {canWrite ? (
+                      <>
+                        <PortalLinkButton organization={o} />
+                        <OrganizationDialog organization={o} />
+                        <ConfirmButton
+                          label="Delete"
+                          ariaLabel={`Delete ${o.name}`}
+                          title={`Delete ${o.name}?`}
+                          onConfirm={() => remove.mutateAsync(o.id)}
+                        >
+                          Its domains, SSO connection and memberships are removed; its people keep their accounts.
+                        </ConfirmButton>
+                      </>
+                    ) : null}
+                  </>
+                ),
+              }}
+            />
             <Pagination meta={p.meta} noun="organizations" onPage={setPage} />
           </>
         )}

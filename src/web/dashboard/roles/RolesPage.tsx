@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
@@ -39,36 +40,29 @@ export function RolesPage() {
       {canWrite ? null : <ReadOnlyNote permission="roles:write" />}
       <QueryState query={roles} loading="Loading roles…">
         {(page) => (
-          <table className="table">
-            <caption className="visually-hidden">Roles</caption>
-            <thead>
-              <tr>
-                <th scope="col">Role</th>
-                <th scope="col">Key</th>
-                <th scope="col">Permissions</th>
-                <th scope="col">Members</th>
-                {canWrite ? (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {page.data.map((r) => (
-                <tr key={r.id}>
-                  <th scope="row">
+          <DataTable
+            caption="Roles"
+            rows={page.data}
+            columns={[
+              {
+                header: 'Role',
+                rowHeader: true,
+                cell: (r) => (
+                  <>
                     {r.name} {r.builtin ? <StatusBadge status="Built-in" /> : null}
                     {r.description ? <p className="muted">{r.description}</p> : null}
-                  </th>
-                  <td>
-                    <code>{r.key}</code>
-                  </td>
-                  <td className="wrap">{describePermissions(r.permissions)}</td>
-                  <td>{members(r.id) ?? '…'}</td>
-                  {canWrite ? (
-                    <td className="actions">
-                      {r.builtin ? null : (
+                  </>
+                ),
+              },
+              { header: 'Key', cell: (r) => <code>{r.key}</code> },
+              { header: 'Permissions', className: 'wrap', cell: (r) => describePermissions(r.permissions) },
+              { header: 'Members', cell: (r) => members(r.id) ?? '…' },
+            ]}
+            actions={
+              canWrite
+                ? {
+                    cell: (r) =>
+                      r.builtin ? null : (
                         <ConfirmButton
                           label="Delete"
                           ariaLabel={`Delete the role ${r.name}`}
@@ -77,13 +71,11 @@ export function RolesPage() {
                         >
                           Everyone holding it loses what it grants, at once.
                         </ConfirmButton>
-                      )}
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                      ),
+                  }
+                : null
+            }
+          />
         )}
       </QueryState>
     </>

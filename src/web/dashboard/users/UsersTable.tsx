@@ -1,4 +1,5 @@
 import type { User, UserRelations } from '../../api/types.ts';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
 import { UserAccessDialog } from './UserAccessDialog.tsx';
@@ -13,49 +14,36 @@ interface UsersTableProps {
 }
 
 export function UsersTable({ users, relations, canWrite }: UsersTableProps) {
+  /** A user's roles or groups, `…` while they load. */
+  const related = (u: User, names: (r: UserRelations) => string[]) => {
+    const r = relations.get(u.id);
+    return r ? names(r).join(', ') || '—' : '…';
+  };
   return (
-    <table className="table">
-      <caption className="visually-hidden">Users</caption>
-      <thead>
-        <tr>
-          <th scope="col">Email</th>
-          <th scope="col">Name</th>
-          <th scope="col">Status</th>
-          <th scope="col">Roles</th>
-          <th scope="col">Groups</th>
-          <th scope="col">Two-factor</th>
-          <th scope="col">Last sign-in</th>
-          {canWrite ? (
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          ) : null}
-        </tr>
-      </thead>
-      <tbody>
-        {users.map((u) => {
-          const r = relations.get(u.id);
-          return (
-            <tr key={u.id}>
-              <th scope="row">{u.email}</th>
-              <td>{u.name ?? '—'}</td>
-              <td>
-                <StatusBadge status={u.status} tone={STATUS_TONE[u.status]} />
-              </td>
-              <td>{r ? r.roles.map((a) => a.role.name).join(', ') || '—' : '…'}</td>
-              <td>{r ? r.groups.map((g) => g.name).join(', ') || '—' : '…'}</td>
-              <td>{u.mfa_enabled ? 'On' : 'Off'}</td>
-              <td>{formatDateTime(u.last_sign_in_at)}</td>
-              {canWrite ? (
-                <td className="actions">
-                  <UserAccessDialog user={u} relations={r} />
+    <DataTable
+      caption="Users"
+      rows={users}
+      columns={[
+        { header: 'Email', rowHeader: true, cell: (u) => u.email },
+        { header: 'Name', cell: (u) => u.name ?? '—' },
+        { header: 'Status', cell: (u) => <StatusBadge status={u.status} tone={STATUS_TONE[u.status]} /> },
+        { header: 'Roles', cell: (u) => related(u, (r) => r.roles.map((a) => a.role.name)) },
+        { header: 'Groups', cell: (u) => related(u, (r) => r.groups.map((g) => g.name)) },
+        { header: 'Two-factor', cell: (u) => (u.mfa_enabled ? 'On' : 'Off') },
+        { header: 'Last sign-in', cell: (u) => formatDateTime(u.last_sign_in_at) },
+      ]}
+      actions={
+        canWrite
+          ? {
+              cell: (u) => (
+                <>
+                  <UserAccessDialog user={u} relations={relations.get(u.id)} />
                   <UserStatusActions user={u} />
-                </td>
-              ) : null}
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+                </>
+              ),
+            }
+          : null
+      }
+    />
   );
 }

@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { api } from '../../api/client.ts';
 import type { WebhookEndpoint } from '../../api/types.ts';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { DataTable } from '../../ui/data/DataTable.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { EditEndpointDialog } from './EditEndpointDialog.tsx';
 import { SendTestButton } from './SendTestButton.tsx';
@@ -15,55 +16,47 @@ export function EndpointsTable({ endpoints, canWrite }: { endpoints: WebhookEndp
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['webhooks.list'] }),
   });
   return (
-    <table className="table">
-      <caption className="visually-hidden">Webhook endpoints</caption>
-      <thead>
-        <tr>
-          <th scope="col">URL</th>
-          <th scope="col">Events</th>
-          <th scope="col">State</th>
-          <th scope="col">
-            <span className="visually-hidden">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {endpoints.map((e) => (
-          <tr key={e.id}>
-            <th scope="row" className="wrap">
+    <DataTable
+      caption="Webhook endpoints"
+      rows={endpoints}
+      columns={[
+        {
+          header: 'URL',
+          rowHeader: true,
+          className: 'wrap',
+          cell: (e) => (
+            <>
               <code>{e.url}</code>
               {e.description ? <p>{e.description}</p> : null}
-            </th>
-            <td className="wrap">{e.event_types.length > 0 ? e.event_types.join(', ') : 'All events'}</td>
-            <td>
-              <StatusBadge status={e.enabled ? 'enabled' : 'disabled'} tone={e.enabled ? 'good' : 'neutral'} />
-            </td>
-            <td className="actions">
-              <Link
-                className="button button-secondary button-small"
-                to={`/dashboard/webhooks/${e.id}`}
-                aria-label={`Deliveries of ${e.url}`}
-              >
-                Deliveries
-              </Link>
-              {canWrite ? (
-                <>
-                  <SendTestButton endpoint={e} />
-                  <EditEndpointDialog endpoint={e} />
-                  <ConfirmButton
-                    label="Delete"
-                    ariaLabel={`Delete ${e.url}`}
-                    title="Delete this endpoint?"
-                    onConfirm={() => remove.mutateAsync(e.id)}
-                  >
-                    <code>{e.url}</code> receives no more events and its delivery history goes with it. This cannot be undone.
-                  </ConfirmButton>
-                </>
-              ) : null}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+            </>
+          ),
+        },
+        { header: 'Events', className: 'wrap', cell: (e) => (e.event_types.length > 0 ? e.event_types.join(', ') : 'All events') },
+        { header: 'State', cell: (e) => <StatusBadge status={e.enabled ? 'enabled' : 'disabled'} tone={e.enabled ? 'good' : 'neutral'} /> },
+      ]}
+      actions={{
+        cell: (e) => (
+          <>
+            <Link className="button button-secondary button-small" to={`/dashboard/webhooks/${e.id}`} aria-label={`Deliveries of ${e.url}`}>
+              Deliveries
+            </Link>
+            {canWrite ? (
+              <>
+                <SendTestButton endpoint={e} />
+                <EditEndpointDialog endpoint={e} />
+                <ConfirmButton
+                  label="Delete"
+                  ariaLabel={`Delete ${e.url}`}
+                  title="Delete this endpoint?"
+                  onConfirm={() => remove.mutateAsync(e.id)}
+                >
+                  <code>{e.url}</code> receives no more events and its delivery history goes with it. This cannot be undone.
+                </ConfirmButton>
+              </>
+            ) : null}
+          </>
+        ),
+      }}
+    />
   );
 }
