@@ -19,6 +19,7 @@ import { Migration20261126120000_webhooks } from './Migration20261126120000_webh
 import { Migration20261126130000_hot_updates } from './Migration20261126130000_hot_updates.ts';
 import { Migration20261126140000_builtin_role_names } from './Migration20261126140000_builtin_role_names.ts';
 import { Migration20261126150000_factor_last_step } from './Migration20261126150000_factor_last_step.ts';
+import { Migration20261127000000_deliveries_by_endpoint } from './Migration20261127000000_deliveries_by_endpoint.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -45,4 +46,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126130000_hot_updates', class: Migration20261126130000_hot_updates },
   { name: 'Migration20261126140000_builtin_role_names', class: Migration20261126140000_builtin_role_names },
   { name: 'Migration20261126150000_factor_last_step', class: Migration20261126150000_factor_last_step },
+  { name: 'Migration20261127000000_deliveries_by_endpoint', class: Migration20261127000000_deliveries_by_endpoint },
 ];

@@ -32,6 +32,41 @@ interface DueRow {
 }
 
 /**
+ * Up to `limit` due deliveries of enabled endpoints, oldest first, none beyond an endpoint's share of
+ * the slots (`MAX_IN_FLIGHT_PER_ENDPOINT` less what it has in flight here). The endpoints with pending
+ * deliveries are listed by skipping through the pending-by-endpoint index (one probe each), then each
+ * gives at most its share, oldest due first: an endpoint's backlog, however long, is never scanned.
+ * A disabled endpoint's deliveries, retries included, wait until it is enabled again.
+ */
+export const CLAIM_DUE = `with recursive waiting as (
+    (select endpoint_id from webhook_deliveries where status = 'pending' order by endpoint_id, next_attempt_at limit 1)
+    union all
+    select (select next.endpoint_id from webhook_deliveries next
+             where next.status = 'pending' and next.endpoint_id > w.endpoint_id
+             order by next.endpoint_id, next.next_attempt_at limit 1)
+      from waiting w where w.endpoint_id is not null
+  )
+  update webhook_deliveries d set lease_until = ?
+    from webhook_endpoints e
+   where e.id = d.endpoint_id and d.id in (
+         select share.id from waiting w
+           join webhook_endpoints live on live.id = w.endpoint_id and live.enabled
+          cross join lateral (
+                select due.id, due.next_attempt_at from webhook_deliveries due
+                 where due.endpoint_id = w.endpoint_id and due.status = 'pending' and due.next_attempt_at <= ?
+                   and (due.lease_until is null or due.lease_until < ?)
+                 order by due.next_attempt_at
+                 limit greatest(0, ? - coalesce((?::jsonb ->> w.endpoint_id)::int, 0))
+                 for update of due skip locked) share
+          order by share.next_attempt_at limit ?)
+   returning d.id, d.workspace_id, d.endpoint_id, d.payload, d.scheduled_attempts, e.url, e.secret_sealed`;
+
+/** The values of CLAIM_DUE's placeholders: the lease, the time, each endpoint's sends in flight here. */
+export function claimValues(now: Date, inFlight: ReadonlyMap<string, number>, limit: number): unknown[] {
+  return [new Date(now.getTime() + LEASE_MS), now, now, MAX_IN_FLIGHT_PER_ENDPOINT, JSON.stringify(Object.fromEntries(inFlight)), limit];
+}
+
+/**
  * Delivers the outbox. Each tick (on a timer, and right after a commit that emitted events) first fans
  * new events out into one delivery per subscribed endpoint, then claims due deliveries with
  * `FOR UPDATE SKIP LOCKED` and a lease, so several instances share the work and a delivery is sent by
@@ -150,44 +185,9 @@ export class WebhookDispatcher {
     );
   }
 
-  /**
-   * Up to `limit` due deliveries of enabled endpoints, oldest first, none beyond an endpoint's share of
-   * the slots (`MAX_IN_FLIGHT_PER_ENDPOINT` less what it has in flight here). A disabled endpoint's
-   * deliveries, retries included, wait until it is enabled again. The candidates are locked (skip
-   * locked) before they are ranked; those not taken are free again when the statement ends.
-   */
+  /** Up to `limit` due deliveries, each endpoint's share at most (CLAIM_DUE). */
   private async claim(limit: number): Promise<DueRow[]> {
-    const now = this.clock.now();
-    const inFlight = JSON.stringify(Object.fromEntries(this.perEndpoint));
-    return this.orm.em.fork().execute<DueRow[]>(
-      `update webhook_deliveries d set lease_until = ?
-         from webhook_endpoints e
-        where e.id = d.endpoint_id and d.id in (
-              select id from (
-                select c.id, c.next_attempt_at,
-                       row_number() over (partition by c.endpoint_id order by c.next_attempt_at) as nth,
-                       ? - coalesce((?::jsonb ->> c.endpoint_id)::int, 0) as share
-                  from (select due.id, due.endpoint_id, due.next_attempt_at from webhook_deliveries due
-                          join webhook_endpoints live on live.id = due.endpoint_id and live.enabled
-                         where due.status = 'pending' and due.next_attempt_at <= ? and (due.lease_until is null or due.lease_until < ?)
-                           and coalesce((?::jsonb ->> due.endpoint_id)::int, 0) < ?
-                         order by due.next_attempt_at limit ? for update of due skip locked) c
-              ) ranked
-              where nth <= share
-              order by next_attempt_at limit ?)
-        returning d.id, d.workspace_id, d.endpoint_id, d.payload, d.scheduled_attempts, e.url, e.secret_sealed`,
-      [
-        new Date(now.getTime() + LEASE_MS),
-        MAX_IN_FLIGHT_PER_ENDPOINT,
-        inFlight,
-        now,
-        now,
-        inFlight,
-        MAX_IN_FLIGHT_PER_ENDPOINT,
-        limit,
-        limit,
-      ],
-    );
+    return this.orm.em.fork().execute<DueRow[]>(CLAIM_DUE, claimValues(this.clock.now(), this.perEndpoint, limit));
   }
 
   private async send(row: DueRow): Promise<void> {
