@@ -23,6 +23,8 @@ export interface LimitDecision {
   remaining: number;
   /** Seconds until the window resets. */
   resetSeconds: number;
+  /** This refusal is the window's first (one per key and window, across instances): worth recording once. */
+  firstRefusal?: boolean;
 }
 
 export interface RateLimits {
@@ -76,7 +78,13 @@ export function createRateLimits(
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         onLimited(name);
-        return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+        return {
+          allowed: false,
+          limit,
+          remaining: 0,
+          resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)),
+          firstRefusal: rejection.consumedPoints === limit + 1,
+        };
       }
     },
   };

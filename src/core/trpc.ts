@@ -7,7 +7,7 @@ import { recordAudit } from './audit.ts';
 import { AppError } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
-import type { Context } from './context.ts';
+import { originOf, type Context } from './context.ts';
 import { grants, type Permission } from './permissions.ts';
 import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
@@ -15,6 +15,7 @@ import { isId } from './ids.ts';
 import { KnownWorkspaces } from './known-workspaces.ts';
 import { runStatement, type Statement } from './sql.ts';
 import { rateLimitedError, type LimitName } from './rate-limit.ts';
+import { recordRateLimitedAttempt } from './rate-limited-attempts.ts';
 
 /**
  * Procedure meta: the REST path (trpc-to-openapi), the status a success answers with,
@@ -109,10 +110,20 @@ const authenticated = t.middleware(async ({ ctx, next }) => {
  * A named limit of the spec's table, checked before the input is even parsed. `key` picks what is
  * counted (the client IP, a user). Exceeding it is RATE_LIMITED with Retry-After and RateLimit-*.
  */
-export function rateLimit(name: LimitName, key: (ctx: Context) => string = (ctx) => ctx.ip) {
-  return t.middleware(async ({ ctx, next }) => {
+export function rateLimit(
+  name: LimitName,
+  key: (ctx: Context) => string = (ctx) => ctx.ip,
+  onFirstRefusal?: (ctx: Context, rawInput: unknown) => Promise<void>,
+) {
+  return t.middleware(async ({ ctx, next, getRawInput }) => {
     const decision = await ctx.deps.rateLimits.consume(name, key(ctx));
-    if (!decision.allowed) throw rateLimitedError(decision);
+    if (!decision.allowed) {
+      if (decision.firstRefusal && onFirstRefusal) {
+        // A body that cannot be read names no email; the refusal is recorded all the same.
+        await onFirstRefusal(ctx, await getRawInput().catch(() => undefined));
+      }
+      throw rateLimitedError(decision);
+    }
     return next();
   });
 }
@@ -209,14 +220,30 @@ async function workspaceOfPublicCall(ctx: Context): Promise<string | undefined> 
 }
 
 /**
+ * The first refusal of an address in a window, recorded as a failed `eventType` in the workspace that
+ * `X-Tenant-ID` names (a credential is not read for a refused call), with the email the body named.
+ */
+function recordFirstRefusal(limit: LimitName, eventType: string) {
+  return async (ctx: Context, rawInput: unknown) => {
+    const workspaceId = ctx.tenantHeader?.trim();
+    if (!workspaceId || !isId('wsp', workspaceId)) return;
+    if (!(await knownWorkspaces.exists(workspaceId, async (id) => (await runStatement(ctx.deps.orm, WORKSPACE_EXISTS, [id])).length > 0))) {
+      return;
+    }
+    const email = typeof rawInput === 'object' && rawInput !== null ? (rawInput as { email?: unknown }).email : undefined;
+    await recordRateLimitedAttempt(ctx.deps, { workspaceId, eventType, limit, origin: originOf(ctx), email });
+  };
+}
+
+/**
  * Public calls about one workspace (sign-in, forgotten password, the sign-in buttons), named by
  * `X-Tenant-ID`; a caller that sends no header but a credential (a backend with its API key, a signed-in
  * user) means the credential's workspace, as every other call of theirs does.
  */
-export function publicTenantProcedure(limit?: LimitName) {
+export function publicTenantProcedure(limit?: LimitName, refusedAs?: string) {
   return base
     .meta({ tenantHeader: true })
-    .use(limit ? rateLimit(limit) : noLimit)
+    .use(limit ? rateLimit(limit, (ctx) => ctx.ip, refusedAs ? recordFirstRefusal(limit, refusedAs) : undefined) : noLimit)
     .use(async ({ ctx, next }) => {
       const workspaceId = await workspaceOfPublicCall(ctx);
       if (!workspaceId) throw new AppError('BAD_REQUEST', 'Send the workspace id in the X-Tenant-ID header');

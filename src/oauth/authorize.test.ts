@@ -387,6 +387,30 @@ describe('authorization endpoint and discovery', () => {
       expect(again.body).toContain('autocomplete="current-password"');
     });
 
+    it('answers the 11th hosted sign-in in a minute from one address 429, and audits the first refusal once', async () => {
+      const user = await newUser();
+      const browser = new Browser(app.url);
+      const login = await browser.go((await codeRequest()).url);
+      const action = formAction(login.body, 'Sign in');
+      for (let i = 0; i < 10; i++) {
+        expect((await browser.go(action, { email: user.email, password: 'not the passphrase' })).status).toBe(401);
+      }
+      for (let i = 0; i < 2; i++) {
+        const limited = await browser.go(action, { email: user.email, password: PASSWORD });
+        expect(limited.status).toBe(429);
+        expect(limited.body).toContain('Too many sign-in attempts');
+      }
+      const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', {
+        token: ws.apiKey,
+      });
+      const refused = audit.body.data.filter(
+        (e: { ip: string; details: { reason?: string } }) => e.ip === browser.ip && e.details.reason === 'rate_limited',
+      );
+      expect(refused).toEqual([
+        expect.objectContaining({ details: { reason: 'rate_limited', email: user.email, limit: 10, window_seconds: 60 } }),
+      ]);
+    });
+
     it('keeps a refused hosted sign-in on record although it runs in no transaction: its audit row is written', async () => {
       const user = await newUser();
       const browser = new Browser(app.url);

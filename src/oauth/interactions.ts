@@ -4,6 +4,7 @@ import { errors as oidcErrors, type Client, type Interaction } from 'oidc-provid
 import { z } from 'zod';
 import { originOfRequest, type AppDeps } from '../core/context.ts';
 import { AppError } from '../core/errors.ts';
+import { recordRateLimitedAttempt } from '../core/rate-limited-attempts.ts';
 import { getRequestInfo } from '../core/request-info.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { loginInput } from '../modules/auth/auth.schema.ts';
@@ -177,7 +178,18 @@ export function interactionRoutes(deps: AppDeps): Router {
       if (!ctx) return expired(res);
       const email = typeof req.body?.email === 'string' ? (req.body.email as string).slice(0, 254) : '';
       const decision = await deps.rateLimits.consume('login', getRequestInfo(req).ip);
-      if (!decision.allowed) return loginPage(res, ctx, 429, { email, error: 'Too many sign-in attempts; try again in a minute.' });
+      if (!decision.allowed) {
+        if (decision.firstRefusal) {
+          await recordRateLimitedAttempt(deps, {
+            workspaceId: ctx.workspaceId,
+            eventType: 'auth.login',
+            limit: 'login',
+            origin: originOfRequest(req),
+            email,
+          });
+        }
+        return loginPage(res, ctx, 429, { email, error: 'Too many sign-in attempts; try again in a minute.' });
+      }
       const parsed = loginInput.safeParse(req.body);
       if (!parsed.success) return loginPage(res, ctx, 400, { email, error: 'Enter your email address and password.' });
       const signIn = { workspaceId: ctx.workspaceId, ...parsed.data, origin: originOfRequest(req) };

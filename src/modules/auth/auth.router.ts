@@ -35,7 +35,7 @@ const noInput = z.strictObject({}).prefault({});
 const tags = ['auth'];
 
 export const authRouter = router({
-  login: publicTenantProcedure('login')
+  login: publicTenantProcedure('login', 'auth.login')
     .meta({
       openapi: { method: 'POST', path: '/api/v1/auth/login', tags, summary: 'Sign in with email and password (send X-Tenant-ID)' },
       ownTransaction: true,
@@ -84,7 +84,7 @@ export const authRouter = router({
     .output(endedOutput)
     .mutation(({ ctx }) => revokeAllSessions(auditScope(ctx), ctx.userId, ctx.deps.clock.now())),
 
-  forgotPassword: publicTenantProcedure('password')
+  forgotPassword: publicTenantProcedure('password', 'auth.password_forgot')
     .meta({
       openapi: {
         method: 'POST',

@@ -136,8 +136,20 @@ describe('POST /api/v1/auth/login', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     expect(limited.headers.get('ratelimit-limit')).toBe('10');
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    expect((await login(app, ws.id, uniqueEmail('spray'), 'password guess', ip)).status).toBe(429);
     // Another client is not affected.
     expect((await login(app, ws.id, ws.owner.email, ws.owner.password)).status).toBe(200);
+    // The first refusal of the window is audited, once (not each refused request).
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', { token: ws.apiKey });
+    const refused = audit.body.data.filter(
+      (e: { ip: string; details: { reason?: string } }) => e.ip === ip && e.details.reason === 'rate_limited',
+    );
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      actor: { type: 'system', id: null },
+      details: { reason: 'rate_limited', email: ws.owner.email, limit: 10, window_seconds: 60 },
+      request_id: limited.headers.get('x-request-id'),
+    });
   });
 
   it('needs X-Tenant-ID (400), of a real workspace (404), and sign-in is per workspace', async () => {

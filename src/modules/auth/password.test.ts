@@ -198,6 +198,10 @@ describe('passwords: forgot, reset, change', () => {
     });
     expect([limited.status, limited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.password_forgot&outcome=failure', { token: ws.apiKey });
+    expect(audit.body.data.filter((e: { ip: string }) => e.ip === ip)).toEqual([
+      expect.objectContaining({ details: { reason: 'rate_limited', email: 'a@b.co', limit: 10, window_seconds: 60 } }),
+    ]);
   });
 
   it('counts password changes per IP before the credential is checked', async () => {

@@ -1,0 +1,40 @@
+import { recordAudit } from './audit.ts';
+import type { AppDeps } from './context.ts';
+import { LIMITS, type LimitName } from './rate-limit.ts';
+import { isStorableText } from './storable-text.ts';
+
+export interface RateLimitedAttempt {
+  workspaceId: string;
+  /** The audit type of what was attempted (`auth.login`, `auth.password_forgot`). */
+  eventType: string;
+  limit: LimitName;
+  origin: { ip: string | null; userAgent: string | null; requestId: string | null };
+  /** The address the attempt named, when it named a readable one. */
+  email?: unknown;
+}
+
+/**
+ * The first attempt an address is refused in a window leaves a `failure` row (`reason:
+ * rate_limited`), as Auth0 logs an IP it starts blocking: an admin reading the audit sees why sign-ins
+ * from there stopped. One row per address and window, not one per refused request, so a flood cannot
+ * turn the limit into a stream of writes. The row is written on its own; failing to write it leaves
+ * the 429 as it is, and is logged.
+ */
+export async function recordRateLimitedAttempt(deps: AppDeps, attempt: RateLimitedAttempt): Promise<void> {
+  const { points, duration } = LIMITS[attempt.limit];
+  const email = typeof attempt.email === 'string' && isStorableText(attempt.email) ? attempt.email.slice(0, 320) : undefined;
+  const em = deps.orm.em.fork();
+  try {
+    recordAudit(
+      { em, workspaceId: attempt.workspaceId, actor: { type: 'system', id: null }, ...attempt.origin },
+      {
+        eventType: attempt.eventType,
+        outcome: 'failure',
+        details: { reason: 'rate_limited', limit: points, window_seconds: duration, ...(email === undefined ? {} : { email }) },
+      },
+    );
+    await em.flush();
+  } catch (error) {
+    deps.log.warn('the audit row of a rate-limited attempt was not written', { error, workspaceId: attempt.workspaceId });
+  }
+}
