@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { URI, type TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../src/core/ids.ts';
+import type { Logger } from '../src/core/logger.ts';
+import { DAY_MS, Sweeper, sweepOf } from '../src/core/sweeper.ts';
+import { sessionSweep } from '../src/modules/auth/retention.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { login, signIn, someIp } from './helpers/auth.ts';
 import { call } from './helpers/http.ts';
@@ -72,6 +75,21 @@ describe('retention sweep', () => {
     // The first token of the live session was used and kept: presenting it again ends the session.
     expect((await refresh(live.refreshToken)).body.error.code).toBe('INVALID_TOKEN');
     expect((await refresh(third.body.data.refresh_token)).body.error.code).toBe('INVALID_TOKEN');
+  });
+
+  it('goes on with the other tables when one sweep fails, and logs the failure', async () => {
+    const user = await newUser();
+    at(10 * DAY);
+    const ended = await signIn(app, ws.id, user.email, PASSWORD);
+    expect((await call(app, 'POST', '/api/v1/auth/logout', { token: ended.accessToken })).status).toBe(200);
+    at(0);
+    const failures: string[] = [];
+    const log: Logger = { ...app.deps.log, error: (msg, fields) => failures.push(`${msg} ${String(fields?.table)}`) };
+    const broken = sweepOf('no_such_table', 'created_at < $1', DAY_MS);
+    const swept = await new Sweeper(app.deps.orm, app.deps.clock, log, [broken, sessionSweep]).sweep();
+    expect(failures).toEqual(['retention sweep failed no_such_table']);
+    expect(swept.no_such_table).toBe(0);
+    expect(await ids('select id from sessions where user_id = ?', [user.id])).toEqual([]);
   });
 
   it('deletes reset links and sign-in challenges a day after they expired, and mail a week after it was sent', async () => {

@@ -97,10 +97,15 @@ export class Sweeper {
     for (const sweep of this.sweeps) {
       const before = new Date(this.clock.now().getTime() - sweep.keepMs).toISOString();
       let total = 0;
-      for (;;) {
-        const rows = await runStatement(this.orm, sweep.statement, [before]);
-        total += rows.length;
-        if (rows.length < sweep.batch) break;
+      try {
+        for (;;) {
+          const rows = await runStatement(this.orm, sweep.statement, [before]);
+          total += rows.length;
+          if (rows.length < sweep.batch) break;
+        }
+      } catch (error) {
+        // One table's failure (a lock timeout, the database going away) leaves the others to be swept.
+        this.log.error('retention sweep failed', { table: sweep.table, deleted: total, error });
       }
       deleted[sweep.table] = total;
     }

@@ -212,6 +212,11 @@ const WORKSPACE_EXISTS: Statement = { name: 'tenant_exists', text: 'select id fr
 /** Ids are unique across databases, so one process-wide memory serves every app a test starts. */
 const knownWorkspaces = new KnownWorkspaces();
 
+function workspaceExists(ctx: Context, workspaceId: string): Promise<boolean> {
+  if (!isId('wsp', workspaceId)) return Promise.resolve(false);
+  return knownWorkspaces.exists(workspaceId, async (id) => (await runStatement(ctx.deps.orm, WORKSPACE_EXISTS, [id])).length > 0);
+}
+
 /** `X-Tenant-ID` when sent (no credential is read then), else the workspace of the credential sent, if any. */
 async function workspaceOfPublicCall(ctx: Context): Promise<string | undefined> {
   const named = ctx.tenantHeader?.trim();
@@ -226,10 +231,7 @@ async function workspaceOfPublicCall(ctx: Context): Promise<string | undefined> 
 function recordFirstRefusal(limit: LimitName, eventType: string) {
   return async (ctx: Context, rawInput: unknown) => {
     const workspaceId = ctx.tenantHeader?.trim();
-    if (!workspaceId || !isId('wsp', workspaceId)) return;
-    if (!(await knownWorkspaces.exists(workspaceId, async (id) => (await runStatement(ctx.deps.orm, WORKSPACE_EXISTS, [id])).length > 0))) {
-      return;
-    }
+    if (!workspaceId || !(await workspaceExists(ctx, workspaceId))) return;
     const email = typeof rawInput === 'object' && rawInput !== null ? (rawInput as { email?: unknown }).email : undefined;
     await recordRateLimitedAttempt(ctx.deps, { workspaceId, eventType, limit, origin: originOf(ctx), email });
   };
@@ -247,10 +249,7 @@ export function publicTenantProcedure(limit?: LimitName, refusedAs?: string) {
     .use(async ({ ctx, next }) => {
       const workspaceId = await workspaceOfPublicCall(ctx);
       if (!workspaceId) throw new AppError('BAD_REQUEST', 'Send the workspace id in the X-Tenant-ID header');
-      const found =
-        isId('wsp', workspaceId) &&
-        (await knownWorkspaces.exists(workspaceId, async (id) => (await runStatement(ctx.deps.orm, WORKSPACE_EXISTS, [id])).length > 0));
-      if (!found) throw new AppError('NOT_FOUND', 'No workspace has the id given in X-Tenant-ID');
+      if (!(await workspaceExists(ctx, workspaceId))) throw new AppError('NOT_FOUND', 'No workspace has the id given in X-Tenant-ID');
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId });
       return next({ ctx: { workspaceId } });
     })
