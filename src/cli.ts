@@ -7,12 +7,16 @@ import { rewrapAll } from './modules/vault/rewrap.ts';
 import { createWorkspaceInput } from './modules/workspaces/workspaces.schema.ts';
 import { createWorkspace } from './modules/workspaces/workspaces.service.ts';
 import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG } from './modules/auth/signing-keys.ts';
+import { systemClock } from './core/clock.ts';
+import { Sweeper } from './core/sweeper.ts';
+import { SWEEPS } from './retention.ts';
 
 const USAGE = `Usage:
   npm run cli -- migrate
   npm run cli -- keys rotate [--id-token]
   npm run cli -- keys rewrap     (after a master-key rotation: re-seal everything under VAULT_MASTER_KEY)
   npm run cli -- workspaces create --name NAME --owner-email EMAIL [--owner-password PASSWORD]
+  npm run cli -- sweep          (delete what the retention rules keep no longer, as every server does hourly)
 
 Uses DATABASE_URL, or the embedded database under DATA_DIR (stop the server first: it holds it).`;
 
@@ -58,6 +62,17 @@ async function run(argv: string[]): Promise<void> {
       const counts = await rewrapAll(database.orm, deps.box);
       await closeDeps(deps);
       process.stdout.write(`${JSON.stringify({ key_id: deps.box.keyId, rewrapped: counts })}\n`);
+    } finally {
+      await database.close();
+    }
+    return;
+  }
+
+  if (group === 'sweep' && command === undefined) {
+    const database = await openDatabase(config, log, { migrate: true });
+    try {
+      const deleted = await new Sweeper(database.orm, systemClock, log, SWEEPS).sweep();
+      process.stdout.write(`${JSON.stringify({ deleted })}\n`);
     } finally {
       await database.close();
     }
