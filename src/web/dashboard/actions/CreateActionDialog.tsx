@@ -3,11 +3,9 @@ import { useState } from 'react';
 import { useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import type { ActionTemplate } from '../../api/types.ts';
-import { Button } from '../../ui/actions/Button.tsx';
-import { Form } from '../../ui/forms/Form.tsx';
 import { SelectField } from '../../ui/forms/SelectField.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
-import { Dialog } from '../../ui/overlay/Dialog.tsx';
+import { FormDialog } from '../../ui/overlay/FormDialog.tsx';
 import { BLANK_ACTION_CODE } from './blank-action.ts';
 
 type Start = ActionTemplate['key'] | 'blank';
@@ -40,37 +38,29 @@ export function CreateActionDialog() {
     { value: 'blank' as Start, label: 'Blank action' },
     ...(templates.data?.data ?? []).map((t) => ({ value: t.key as Start, label: `Template: ${t.name}` })),
   ];
-  const close = () => {
-    setOpen(false);
+  const reset = () => {
     setName('');
     setStart('blank');
-    create.reset();
   };
   return (
-    <>
-      <Button variant="primary" onClick={() => setOpen(true)}>
-        Create action
-      </Button>
-      <Dialog title="Create an action" open={open} onClose={close}>
-        <Form
-          label="Create an action"
-          onSubmit={() => create.mutate()}
-          submitLabel="Create action"
-          busy={create.isPending}
-          error={create.error}
-        >
-          <SelectField<Start> label="Start from" value={start} options={options} onChange={setStart} />
-          {chosen ? <p className="hint">{chosen.description}</p> : null}
-          <TextField
-            label="Name"
-            value={name}
-            onChange={setName}
-            required={start === 'blank'}
-            maxLength={200}
-            hint={start === 'blank' ? undefined : "Leave it empty to use the template's name."}
-          />
-        </Form>
-      </Dialog>
-    </>
+    <FormDialog
+      opener="Create action"
+      title="Create an action"
+      submitLabel="Create action"
+      mutation={create}
+      onReset={reset}
+      onOpenChange={setOpen}
+    >
+      <SelectField<Start> label="Start from" value={start} options={options} onChange={setStart} />
+      {chosen ? <p className="hint">{chosen.description}</p> : null}
+      <TextField
+        label="Name"
+        value={name}
+        onChange={setName}
+        required={start === 'blank'}
+        maxLength={200}
+        hint={start === 'blank' ? undefined : "Leave it empty to use the template's name."}
+      />
+    </FormDialog>
   );
 }

@@ -2,14 +2,12 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import type { ApplicationType } from '../../api/types.ts';
-import { Button } from '../../ui/actions/Button.tsx';
 import { Notice } from '../../ui/feedback/Notice.tsx';
-import { Form } from '../../ui/forms/Form.tsx';
 import { SelectField } from '../../ui/forms/SelectField.tsx';
 import { TextArea } from '../../ui/forms/TextArea.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
-import { Dialog } from '../../ui/overlay/Dialog.tsx';
 import { SecretOnce } from '../../ui/secret/SecretOnce.tsx';
+import { FormDialog } from '../../ui/overlay/FormDialog.tsx';
 
 const TYPES = [
   { value: 'web', label: 'Web application (server-side, with a client secret)' },
@@ -21,7 +19,6 @@ const TYPES = [
 /** Registers an application; a confidential one's secret is shown this once. */
 export function CreateApplicationDialog() {
   const queryClient = useQueryClient();
-  const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
   const [type, setType] = useState<ApplicationType>('web');
   const [redirectUris, setRedirectUris] = useState('');
@@ -34,52 +31,38 @@ export function CreateApplicationDialog() {
       }),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['applications.list'] }),
   });
-  const close = () => {
-    setOpen(false);
+  const reset = () => {
     setName('');
+    setType('web');
     setRedirectUris('');
-    create.reset();
   };
   return (
-    <>
-      <Button variant="primary" onClick={() => setOpen(true)}>
-        Register application
-      </Button>
-      <Dialog title="Register an application" open={open} onClose={close}>
-        {create.data ? (
-          <>
-            <Notice>
-              {create.data.name} is registered. Its client ID is <code>{create.data.client_id}</code>.
-            </Notice>
-            {create.data.client_secret ? <SecretOnce label="Client secret" value={create.data.client_secret} /> : null}
-            <div className="form-actions">
-              <Button variant="primary" onClick={close}>
-                Done
-              </Button>
-            </div>
-          </>
-        ) : (
-          <Form
-            label="Register an application"
-            onSubmit={() => create.mutate()}
-            submitLabel="Register"
-            busy={create.isPending}
-            error={create.error}
-          >
-            <TextField label="Name" value={name} onChange={setName} required maxLength={200} hint="People see it on the sign-in page." />
-            <SelectField<ApplicationType> label="Type" value={type} options={TYPES} onChange={setType} />
-            {type === 'm2m' ? null : (
-              <TextArea
-                label="Redirect URIs"
-                value={redirectUris}
-                onChange={setRedirectUris}
-                rows={3}
-                hint="One per line; matched exactly. https, or http on localhost."
-              />
-            )}
-          </Form>
-        )}
-      </Dialog>
-    </>
+    <FormDialog
+      opener="Register application"
+      title="Register an application"
+      submitLabel="Register"
+      mutation={create}
+      onReset={reset}
+      done={(app) => (
+        <>
+          <Notice>
+            {app.name} is registered. Its client ID is <code>{app.client_id}</code>.
+          </Notice>
+          {app.client_secret ? <SecretOnce label="Client secret" value={app.client_secret} /> : null}
+        </>
+      )}
+    >
+      <TextField label="Name" value={name} onChange={setName} required maxLength={200} hint="People see it on the sign-in page." />
+      <SelectField<ApplicationType> label="Type" value={type} options={TYPES} onChange={setType} />
+      {type === 'm2m' ? null : (
+        <TextArea
+          label="Redirect URIs"
+          value={redirectUris}
+          onChange={setRedirectUris}
+          rows={3}
+          hint="One per line; matched exactly. https, or http on localhost."
+        />
+      )}
+    </FormDialog>
   );
 }

@@ -21,7 +21,7 @@ export function NewPasswordFields({ password, confirmation, onPassword, onConfir
         minLength={8}
         maxLength={128}
         autoComplete="new-password"
-        hint="8 to 128 characters; very common passwords are refused."
+        hint="8 to 128 characters."
       />
       <TextField
         label="Repeat the password"
