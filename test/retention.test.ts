@@ -11,14 +11,14 @@ import { newId } from '../src/core/ids.ts';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { ormOptions } from '../src/db/orm-config.ts';
 import type { Logger } from '../src/core/logger.ts';
-import { DAY_MS, Sweeper, sweepOf } from '../src/core/sweeper.ts';
+import { DAY } from '../src/core/clock.ts';
+import { Sweeper, sweepOf } from '../src/core/sweeper.ts';
 import { sessionSweep } from '../src/modules/auth/retention.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { login, signIn, someIp } from './helpers/auth.ts';
 import { call } from './helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 
-const DAY = 24 * 60 * 60 * 1000;
 const PASSWORD = 'retention passphrase';
 
 /**
@@ -93,7 +93,7 @@ describe('retention sweep', () => {
     at(0);
     const failures: string[] = [];
     const log: Logger = { ...app.deps.log, error: (msg, fields) => failures.push(`${msg} ${String(fields?.table)}`) };
-    const broken = sweepOf('no_such_table', 'created_at < $1', DAY_MS);
+    const broken = sweepOf('no_such_table', 'created_at < $1', DAY);
     const swept = await new Sweeper(app.deps.orm, app.deps.clock, log, [broken, sessionSweep]).sweep();
     expect(failures).toEqual(['retention sweep failed no_such_table']);
     expect(swept.no_such_table).toBe(0);

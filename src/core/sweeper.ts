@@ -1,10 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Clock } from './clock.ts';
+import { HOUR, type Clock } from './clock.ts';
 import type { Logger } from './logger.ts';
 import { Poller } from './poller.ts';
 import { runStatement, type Statement } from './sql.ts';
-
-export const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Rows that nothing reads any more (ended sessions and their refresh tokens, expired challenges and
@@ -54,7 +52,7 @@ export function sweepOf(table: string, doneBefore: string, keepMs: number, optio
   };
 }
 
-const EVERY_MS = 60 * 60 * 1000;
+const EVERY_MS = HOUR;
 
 /**
  * Runs every sweep once an hour (the first round an hour after start), each a batch at a time until a

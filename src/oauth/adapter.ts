@@ -2,7 +2,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { runStatement, type Statement } from '../core/sql.ts';
 import { isId } from '../core/ids.ts';
-import { DAY_MS, sweepOf } from '../core/sweeper.ts';
+import { DAY } from '../core/clock.ts';
+import { sweepOf } from '../core/sweeper.ts';
 import { isStorableText } from '../core/storable-text.ts';
 import { clientMetadata, type ApplicationRow } from './clients.ts';
 
@@ -160,4 +161,4 @@ export class PostgresAdapter implements Adapter {
 }
 
 /** Artifacts (codes, tokens, grants, sessions, interactions) a day after they expired. */
-export const oidcSweep = sweepOf('oidc_payloads', 'expires_at < $1', DAY_MS, { key: 'kind, id' });
+export const oidcSweep = sweepOf('oidc_payloads', 'expires_at < $1', DAY, { key: 'kind, id' });

@@ -13,6 +13,7 @@ import {
   type AuditPage,
   type ListAuditInput,
 } from './audit.schema.ts';
+import { DAY } from '../../core/clock.ts';
 
 interface AuditRow {
   id: string;
@@ -131,8 +132,6 @@ export async function getAuditEvent(orm: MikroORM, workspaceId: string, id: stri
   return toView(row);
 }
 
-const DAY_MS = 86_400_000;
-
 const GROUP_KEYS = {
   event_type: 'event_type',
   outcome: 'outcome',
@@ -146,8 +145,8 @@ const GROUP_KEYS = {
  */
 export async function countAuditEvents(orm: MikroORM, workspaceId: string, input: AuditCountsInput, now: Date) {
   const end = input.until ? new Date(input.until) : now;
-  const since = input.since ?? new Date(end.getTime() - 30 * DAY_MS).toISOString();
-  if (end.getTime() - new Date(since).getTime() > COUNTS_MAX_DAYS * DAY_MS) {
+  const since = input.since ?? new Date(end.getTime() - 30 * DAY).toISOString();
+  if (end.getTime() - new Date(since).getTime() > COUNTS_MAX_DAYS * DAY) {
     throw new AppError('BAD_REQUEST', `Counts cover at most ${COUNTS_MAX_DAYS} days`, {
       details: [{ path: 'since', message: `the range may span at most ${COUNTS_MAX_DAYS} days` }],
     });

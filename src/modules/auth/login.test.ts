@@ -152,6 +152,32 @@ describe('POST /api/v1/auth/login', () => {
     });
   });
 
+  it('records a first refusal in the workspace X-Tenant-ID names, and nowhere when it names none that exists', async () => {
+    const other = await createWorkspace(app);
+    const rateLimitedRows = async (workspace: TestWorkspace, ip: string) =>
+      (
+        await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', { token: workspace.apiKey })
+      ).body.data.filter((e: { ip: string; details: { reason?: string } }) => e.ip === ip && e.details.reason === 'rate_limited');
+    const spend = async (ip: string) => {
+      for (let i = 0; i < 10; i++) expect((await login(app, ws.id, uniqueEmail('spray'), 'password guess', ip)).status).toBe(401);
+    };
+
+    const toOther = someIp();
+    await spend(toOther);
+    expect((await login(app, other.id, 'someone@example.com', 'password guess', toOther)).status).toBe(429);
+    expect(await rateLimitedRows(other, toOther)).toEqual([
+      expect.objectContaining({ details: expect.objectContaining({ email: 'someone@example.com' }) }),
+    ]);
+    expect(await rateLimitedRows(ws, toOther)).toEqual([]);
+
+    const toNowhere = someIp();
+    await spend(toNowhere);
+    const unknown = await login(app, 'wsp_00000000000000000000000000', 'someone@example.com', 'password guess', toNowhere);
+    expect([unknown.status, unknown.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    expect((await login(app, ws.id, 'someone@example.com', 'password guess', toNowhere)).status).toBe(429);
+    expect(await rateLimitedRows(ws, toNowhere)).toEqual([]);
+  });
+
   it('needs X-Tenant-ID (400), of a real workspace (404), and sign-in is per workspace', async () => {
     const noTenant = await call(app, 'POST', '/api/v1/auth/login', { body: { email: ws.owner.email, password: ws.owner.password } });
     expect([noTenant.status, noTenant.body.error.code]).toEqual([400, 'BAD_REQUEST']);

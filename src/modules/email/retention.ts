@@ -1,4 +1,5 @@
-import { DAY_MS, sweepOf } from '../../core/sweeper.ts';
+import { DAY } from '../../core/clock.ts';
+import { sweepOf } from '../../core/sweeper.ts';
 
 /** Sent and given-up mail a week after it was queued (bodies are already emptied once sent). */
-export const outboxSweep = sweepOf('email_outbox', `status <> 'pending' and created_at < $1`, 7 * DAY_MS);
+export const outboxSweep = sweepOf('email_outbox', `status <> 'pending' and created_at < $1`, 7 * DAY);

@@ -1,4 +1,5 @@
-import { DAY_MS, sweepOf } from '../../core/sweeper.ts';
+import { DAY } from '../../core/clock.ts';
+import { sweepOf } from '../../core/sweeper.ts';
 
 /** Sign-in challenges a day after they expired (used or not); their token then reads as unknown. */
-export const challengeSweep = sweepOf('mfa_challenges', 'expires_at < $1', DAY_MS);
+export const challengeSweep = sweepOf('mfa_challenges', 'expires_at < $1', DAY);

@@ -5,8 +5,7 @@ import { offsetOf, toPage } from '../../core/pagination.ts';
 import { DEFAULT_BLOCK_THRESHOLD, DEFAULT_BLOCKING_ENABLED, HIGH_RISK_SCORE } from './risk.ts';
 import { RiskScore, ThreatSettings } from './threat.entity.ts';
 import type { RecentScoresInput, RiskScoreView, ThreatSettingsView, ThreatStatsView } from './threat.schema.ts';
-
-const DAY_MS = 86_400_000;
+import { DAY } from '../../core/clock.ts';
 
 function levelOf(score: number): RiskScoreView['level'] {
   if (score >= HIGH_RISK_SCORE) return 'high';
@@ -32,7 +31,7 @@ function toView(row: RiskScore): RiskScoreView {
 
 /** Scored sign-in attempts, newest first: the last 24 hours unless `since` says otherwise. */
 export async function recentScores(em: EntityManager, query: RecentScoresInput, now: Date) {
-  const since = query.since ? new Date(query.since) : new Date(now.getTime() - DAY_MS);
+  const since = query.since ? new Date(query.since) : new Date(now.getTime() - DAY);
   const where: Record<string, unknown> = { createdAt: { $gte: since } };
   if (query.outcome) where.outcome = query.outcome;
   if (query.min_score !== undefined) where.score = { $gte: query.min_score };
@@ -44,7 +43,7 @@ export async function recentScores(em: EntityManager, query: RecentScoresInput, 
 
 /** The last 24 hours of sign-in attempts in numbers, and the five IPs that tried most. */
 export async function threatStats(em: EntityManager, workspaceId: string, now: Date): Promise<ThreatStatsView> {
-  const since = new Date(now.getTime() - DAY_MS);
+  const since = new Date(now.getTime() - DAY);
   const [totals] = await em.execute<Omit<ThreatStatsView, 'since' | 'until' | 'top_ips' | 'locked_accounts'>[]>(
     `select count(*)::int as attempts,
             count(*) filter (where outcome = 'allowed')::int as successes,

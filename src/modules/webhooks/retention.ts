@@ -1,7 +1,8 @@
-import { DAY_MS, sweepOf } from '../../core/sweeper.ts';
+import { DAY } from '../../core/clock.ts';
+import { sweepOf } from '../../core/sweeper.ts';
 
 /**
  * Deliveries 30 days after their last attempt once they succeeded or failed for good, with their
  * attempts (cascade). Pending ones stay, however old: a disabled endpoint's wait until it is enabled.
  */
-export const deliverySweep = sweepOf('webhook_deliveries', `status <> 'pending' and updated_at < $1`, 30 * DAY_MS, { batch: 1000 });
+export const deliverySweep = sweepOf('webhook_deliveries', `status <> 'pending' and updated_at < $1`, 30 * DAY, { batch: 1000 });

@@ -42,6 +42,29 @@ async function startReceiver() {
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
+/** A receiver that holds every request unanswered until the test answers them all. */
+async function startHoldingReceiver() {
+  const held: ServerResponse[] = [];
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    held.push(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const answerAll = () => {
+    for (const res of held.splice(0)) res.writeHead(200).end();
+  };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`,
+    held,
+    answerAll,
+    async close() {
+      answerAll();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 function verify(secret: string, request: Received) {
   const headers = {
     'webhook-id': String(request.headers['webhook-id']),
@@ -252,13 +275,8 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
   });
 
   it('a receiver that does not answer holds four sends at most, and none of another endpoint', async () => {
-    const held: ServerResponse[] = [];
-    const slow = createServer((req, res) => {
-      req.resume();
-      held.push(res);
-    });
-    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
-    const slowEndpoint = await endpoint({ url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/slow` });
+    const { url: slowUrl, held, answerAll, close: closeSlow } = await startHoldingReceiver();
+    const slowEndpoint = await endpoint({ url: slowUrl });
     const fastEndpoint = await endpoint();
     receiver.received.length = 0;
     // Far ahead, so that only this app's dispatcher finds these deliveries due (every test app's
@@ -272,16 +290,14 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
       expect((await call(app, 'POST', `/api/v1/webhooks/${fastEndpoint.id}/test`, { token: ws.apiKey })).status).toBe(201);
       await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 8_000 });
       expect(held).toHaveLength(4);
-      for (const res of held.splice(0)) res.writeHead(200).end();
+      answerAll();
       await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 8_000 });
-      for (const res of held.splice(0)) res.writeHead(200).end();
+      answerAll();
       await app.deps.webhooks.tick();
       const deliveries = await call(app, 'GET', `/api/v1/webhooks/${slowEndpoint.id}/deliveries`, { token: ws.apiKey });
       expect(deliveries.body.data.map((d: { status: string }) => d.status)).toEqual(Array(6).fill('succeeded'));
     } finally {
-      for (const res of held.splice(0)) res.writeHead(200).end();
-      slow.closeAllConnections();
-      await new Promise<void>((resolve) => slow.close(() => resolve()));
+      await closeSlow();
       app.clock.set(new Date());
       await call(app, 'DELETE', `/api/v1/webhooks/${slowEndpoint.id}`, { token: ws.apiKey });
       await call(app, 'DELETE', `/api/v1/webhooks/${fastEndpoint.id}`, { token: ws.apiKey });
@@ -370,6 +386,44 @@ describe('webhook deliveries survive a restart', () => {
     } finally {
       await second.close();
       await receiver.close();
+    }
+  });
+});
+
+describe('webhook dispatcher shutdown', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+
+  beforeAll(async () => {
+    app = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
+    ws = await createWorkspace(app, 'Shutdown');
+  });
+  afterAll(() => app.close());
+
+  it('stop() waits for the send in flight and records its outcome before it resolves', async () => {
+    const { url: slowUrl, held, answerAll, close: closeSlow } = await startHoldingReceiver();
+    try {
+      const created = await call(app, 'POST', '/api/v1/webhooks/', {
+        token: ws.apiKey,
+        body: { url: slowUrl },
+      });
+      // Far ahead, so that only this app's dispatcher finds the delivery due (see above).
+      app.clock.advance(400 * 24 * 60 * 60 * 1000);
+      expect((await call(app, 'POST', `/api/v1/webhooks/${created.body.data.id}/test`, { token: ws.apiKey })).status).toBe(201);
+      await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 8_000 });
+
+      const order: string[] = [];
+      const stopping = app.deps.webhooks.stop().then(() => order.push('stopped'));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      order.push('answered');
+      answerAll();
+      await stopping;
+      expect(order).toEqual(['answered', 'stopped']);
+      const deliveries = await call(app, 'GET', `/api/v1/webhooks/${created.body.data.id}/deliveries`, { token: ws.apiKey });
+      expect(deliveries.body.data).toEqual([expect.objectContaining({ status: 'succeeded', attempts: 1, response_status: 200 })]);
+    } finally {
+      await closeSlow();
+      app.clock.set(new Date());
     }
   });
 });

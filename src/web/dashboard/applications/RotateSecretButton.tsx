@@ -5,6 +5,7 @@ import type { Application } from '../../api/types.ts';
 import { Button } from '../../ui/actions/Button.tsx';
 import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Dialog } from '../../ui/overlay/Dialog.tsx';
+import { DoneButton } from '../../ui/overlay/DoneButton.tsx';
 import { SecretOnce } from '../../ui/secret/SecretOnce.tsx';
 
 /** Issues a new client secret after a warning; the old one stops working at once. */
@@ -28,11 +29,7 @@ export function RotateSecretButton({ application }: { application: Application }
         {rotate.data?.client_secret ? (
           <>
             <SecretOnce label="New client secret" value={rotate.data.client_secret} />
-            <div className="form-actions">
-              <Button variant="primary" onClick={close}>
-                Done
-              </Button>
-            </div>
+            <DoneButton onDone={close} />
           </>
         ) : (
           <>

@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api } from '../../api/client.ts';
+import { NewPasswordField } from '../../ui/forms/NewPasswordField.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { FormDialog } from '../../ui/overlay/FormDialog.tsx';
 
@@ -31,17 +32,7 @@ export function CreateUserDialog() {
     >
       <TextField label="Email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
       <TextField label="Name" value={name} onChange={setName} hint="Optional." autoComplete="off" />
-      <TextField
-        label="First password"
-        type="password"
-        value={password}
-        onChange={setPassword}
-        required
-        minLength={8}
-        maxLength={128}
-        autoComplete="new-password"
-        hint="8 to 128 characters."
-      />
+      <NewPasswordField label="First password" value={password} onChange={setPassword} />
     </FormDialog>
   );
 }

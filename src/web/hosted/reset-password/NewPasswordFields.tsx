@@ -1,4 +1,4 @@
-import { TextField } from '../../ui/forms/TextField.tsx';
+import { NewPasswordField } from '../../ui/forms/NewPasswordField.tsx';
 
 interface NewPasswordFieldsProps {
   password: string;
@@ -12,27 +12,8 @@ interface NewPasswordFieldsProps {
 export function NewPasswordFields({ password, confirmation, onPassword, onConfirmation, label = 'New password' }: NewPasswordFieldsProps) {
   return (
     <>
-      <TextField
-        label={label}
-        type="password"
-        value={password}
-        onChange={onPassword}
-        required
-        minLength={8}
-        maxLength={128}
-        autoComplete="new-password"
-        hint="8 to 128 characters."
-      />
-      <TextField
-        label="Repeat the password"
-        type="password"
-        value={confirmation}
-        onChange={onConfirmation}
-        required
-        minLength={8}
-        maxLength={128}
-        autoComplete="new-password"
-      />
+      <NewPasswordField label={label} value={password} onChange={onPassword} />
+      <NewPasswordField label="Repeat the password" value={confirmation} onChange={onConfirmation} withRule={false} />
     </>
   );
 }

@@ -2,6 +2,7 @@ import { useState, type ReactNode } from 'react';
 import { Button } from '../actions/Button.tsx';
 import { Form } from '../forms/Form.tsx';
 import { Dialog } from './Dialog.tsx';
+import { DoneButton } from './DoneButton.tsx';
 
 /** What the dialog needs of a react-query mutation that takes no variables. */
 interface DialogMutation<T> {
@@ -66,11 +67,7 @@ export function FormDialog<T>({
         {done && mutation.data !== undefined ? (
           <>
             {done(mutation.data)}
-            <div className="form-actions">
-              <Button variant="primary" onClick={close}>
-                Done
-              </Button>
-            </div>
+            <DoneButton onDone={close} />
           </>
         ) : (
           <Form label={title} onSubmit={submit} submitLabel={submitLabel} busy={mutation.isPending} error={mutation.error}>
