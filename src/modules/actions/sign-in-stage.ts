@@ -2,6 +2,7 @@ import { recordAudit } from '../../core/audit.ts';
 import { AppError } from '../../core/errors.ts';
 import { runStatementIn, type Statement } from '../../core/sql.ts';
 import type { SignInRun, SignInStage } from '../auth/sign-in.ts';
+import { recordLaterRefusal } from '../threat/risk-stage.ts';
 import type { ActionOutcome, PostLoginEvent } from './isolate-runner.ts';
 
 /*
@@ -56,8 +57,12 @@ async function postLoginEvent(run: SignInRun): Promise<PostLoginEvent> {
   };
 }
 
-/** A refused sign-in: its `auth.login` failure row is kept although the request fails. */
-function refuse(run: SignInRun, details: Record<string, unknown>, error: AppError): never {
+/**
+ * A refused sign-in, answering the error to throw: its `auth.login` failure row is kept although the
+ * request fails, and the attempt's risk row becomes a failure with the same reason.
+ */
+async function refused(run: SignInRun, details: { reason: string } & Record<string, unknown>, error: AppError): Promise<AppError> {
+  await recordLaterRefusal(run, details.reason);
   recordAudit(
     { em: run.em, workspaceId: run.attempt.workspaceId, actor: { type: 'user', id: run.user.id }, ...run.attempt.origin },
     {
@@ -67,7 +72,7 @@ function refuse(run: SignInRun, details: Record<string, unknown>, error: AppErro
       details: { email: run.attempt.email, ...details },
     },
   );
-  throw error;
+  return error;
 }
 
 async function runAction(run: SignInRun, action: LiveAction, event: PostLoginEvent): Promise<ActionOutcome> {
@@ -76,7 +81,7 @@ async function runAction(run: SignInRun, action: LiveAction, event: PostLoginEve
   } catch (error) {
     // The sandbox cannot run here (503): the workspace's rules cannot be applied, so nobody gets in.
     if (error instanceof AppError) {
-      refuse(
+      throw await refused(
         run,
         { reason: 'action_unavailable', action_id: action.id },
         new AppError(error.appCode, error.message, { status: error.status, keepChanges: true, cause: error }),
@@ -105,14 +110,14 @@ export const actionsStage: SignInStage = async (run) => {
     const outcome = await runAction(run, action, event);
     const which = { action_id: action.id, action_name: action.name };
     if (outcome.failure) {
-      refuse(
+      throw await refused(
         run,
         { reason: 'action_failed', ...which, failure: outcome.failure.kind, message: outcome.failure.message, line: outcome.failure.line },
         new AppError('FORBIDDEN', 'Sign-in was refused: a sign-in rule of this workspace failed', { keepChanges: true }),
       );
     }
     if (outcome.denied !== null) {
-      refuse(
+      throw await refused(
         run,
         { reason: 'action_denied', ...which, message: outcome.denied },
         new AppError('FORBIDDEN', outcome.denied, { keepChanges: true }),
@@ -123,7 +128,7 @@ export const actionsStage: SignInStage = async (run) => {
   }
   if (Object.keys(claims).length > 0) run.claims = claims;
   if (requireSecondFactor && !run.user.hasVerifiedFactor) {
-    refuse(
+    throw await refused(
       run,
       { reason: 'mfa_enrollment_required' },
       new AppError(

@@ -82,6 +82,13 @@ describe('actions at sign-in', () => {
       );
   }
 
+  /** The workspace's newest scored attempt for `userId`, read through REST as an admin reads it. */
+  async function latestScore(ws: TestWorkspace, userId: string) {
+    const res = await call(app, 'GET', `/api/v1/threat/scores/recent?user_id=${userId}&per_page=1`, { token: ws.apiKey });
+    expect(res.status).toBe(200);
+    return res.body.data[0] as { outcome: string; failure_reason: string | null };
+  }
+
   describe('the step-up template', () => {
     let ws: TestWorkspace;
     let adminWithout: { email: string; id: string };
@@ -106,6 +113,8 @@ describe('actions at sign-in', () => {
       expect(JSON.stringify(res.body)).not.toContain('access_token');
       const rows = await loginFailures(ws, adminWithout.id);
       expect(rows.at(-1)?.details).toMatchObject({ reason: 'mfa_enrollment_required' });
+      // Threat detection counts the refusal as a failure, not as the success its password step was.
+      expect(await latestScore(ws, adminWithout.id)).toMatchObject({ outcome: 'failure', failure_reason: 'mfa_enrollment_required' });
       // The owner is refused the same way.
       expect((await login(app, ws.id, ws.owner.email, ws.owner.password)).body.error.code).toBe('MFA_ENROLLMENT_REQUIRED');
       // A wrong password is still only INVALID_CREDENTIALS: actions run after the password.
@@ -216,7 +225,9 @@ describe('actions at sign-in', () => {
   if (event.user.metadata.blocked) api.access.deny('This account is blocked; contact support');
 };`,
       });
+      const stats = async () => (await call(app, 'GET', '/api/v1/threat/stats', { token: ws.apiKey })).body.data;
       try {
+        const before = await stats();
         const res = await login(app, ws.id, blocked.email, PASSWORD);
         expect(res.status).toBe(403);
         expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'This account is blocked; contact support' });
@@ -226,7 +237,10 @@ describe('actions at sign-in', () => {
           action_id: id,
           message: 'This account is blocked; contact support',
         });
+        expect(await latestScore(ws, blocked.id)).toMatchObject({ outcome: 'failure', failure_reason: 'action_denied' });
+        expect(await stats()).toMatchObject({ successes: before.successes, failures: before.failures + 1 });
         expect((await login(app, ws.id, fine.email, PASSWORD)).status).toBe(200);
+        expect(await latestScore(ws, fine.id)).toMatchObject({ outcome: 'allowed', failure_reason: null });
       } finally {
         await removeAction(ws, id);
       }

@@ -61,6 +61,8 @@ export interface SignInRun {
    * user (the actions stage then needs no query to learn there are none).
    */
   liveActions?: boolean;
+  /** The attempt's stored risk row, once the risk stage allowed it (a later refusal marks it a failure). */
+  riskScoreId?: string;
 }
 
 /** The account, and whether the workspace runs post-login actions (from `actions_live_index`). */

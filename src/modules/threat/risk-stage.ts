@@ -1,6 +1,6 @@
 import { recordAudit } from '../../core/audit.ts';
 import { AppError } from '../../core/errors.ts';
-import type { SignInStage } from '../auth/sign-in.ts';
+import type { SignInRun, SignInStage } from '../auth/sign-in.ts';
 import { scoreAttempt } from './risk.ts';
 
 /**
@@ -23,7 +23,10 @@ export const riskStage: SignInStage = async (run) => {
     },
     { kind: 'decide' },
   );
-  if (scored.outcome !== 'blocked') return undefined;
+  if (scored.outcome !== 'blocked') {
+    run.riskScoreId = scored.id;
+    return undefined;
+  }
   recordAudit(
     { em: run.em, workspaceId: attempt.workspaceId, actor: { type: 'user', id: user.id }, ...attempt.origin },
     {
@@ -43,3 +46,16 @@ export const riskStage: SignInStage = async (run) => {
     keepChanges: true,
   });
 };
+
+/**
+ * An attempt the risk stage allowed and a later stage (an action) refused is stored as the failure it
+ * became, with the refusal's reason: the threat statistics count it as a failure, and the new-address
+ * signal does not learn the address from it.
+ */
+export async function recordLaterRefusal(run: SignInRun, reason: string): Promise<void> {
+  if (!run.riskScoreId) return;
+  await run.em.execute(`update risk_scores set outcome = 'failure', failure_reason = ? where id = ? and outcome = 'allowed'`, [
+    reason,
+    run.riskScoreId,
+  ]);
+}

@@ -103,7 +103,7 @@ export const SCORE_ATTEMPT: Statement = {
                      when blocking_enabled and score >= threshold then 'blocked' else 'allowed' end,
                 $9::text, $10::boolean, threshold, $5::timestamptz
            from scored
-         returning score, reasons, outcome, threshold`,
+         returning id, score, reasons, outcome, threshold`,
 };
 
 export interface Attempt {
@@ -118,6 +118,8 @@ export interface Attempt {
 }
 
 export interface Scored {
+  /** The stored row (`rsk_…`). */
+  id: string;
   score: number;
   reasons: RiskReason[];
   outcome: RiskOutcome;
