@@ -33,3 +33,9 @@ export function grants(held: Iterable<Grant>, wanted: Permission): boolean {
   for (const grant of held) if (grant === '*' || grant === wanted) return true;
   return false;
 }
+
+/** Whether `held` grants every permission there is (what `*` grants, spelled out or not). */
+export function grantsAll(held: Iterable<Grant>): boolean {
+  const list = [...held];
+  return ALL_PERMISSIONS.every((p) => grants(list, p));
+}

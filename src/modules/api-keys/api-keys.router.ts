@@ -25,7 +25,7 @@ export const apiKeysRouter = router({
     })
     .input(createApiKeyInput)
     .output(createdApiKeyOutput)
-    .mutation(({ ctx, input }) => createApiKey(auditScope(ctx), input.name)),
+    .mutation(({ ctx, input }) => createApiKey(auditScope(ctx), ctx.principal, input.name)),
 
   revoke: managementProcedure('api_keys:write')
     .meta({

@@ -1,6 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
+import { grantsAll } from '../../core/permissions.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
@@ -27,7 +29,14 @@ export function issueApiKey(em: EntityManager, workspaceId: string, name: string
   return { key, secret };
 }
 
-export async function createApiKey(scope: AuditScope, name: string) {
+/**
+ * A key acts with admin rights, so only a caller who holds every permission (an owner, an admin,
+ * another key) may make one: `api_keys:write` alone would be a way to everything.
+ */
+export async function createApiKey(scope: AuditScope, principal: Principal, name: string) {
+  if (!grantsAll(principal.grants)) {
+    throw new AppError('FORBIDDEN', 'An API key acts with admin rights: only an owner or an admin may create one');
+  }
   const { key, secret } = issueApiKey(scope.em, scope.workspaceId, name);
   recordAudit(scope, { eventType: 'api_key.create', target: { type: 'api_key', id: key.id } });
   await scope.em.flush();

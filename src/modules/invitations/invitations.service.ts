@@ -11,6 +11,7 @@ import { queueEmail } from '../email/outbox.ts';
 import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
+import { assertMayGrant } from '../roles/owners.ts';
 import { User } from '../users/user.entity.ts';
 import { newUser } from '../users/users.service.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
@@ -89,9 +90,7 @@ export async function createInvitation(
       : null
     : await em.findOne(Role, { key: 'member', builtin: true });
   if (!role) throw new AppError('NOT_FOUND', 'No such role');
-  if (role.builtin && role.key === 'owner' && !(principal.type === 'user' && principal.roles.includes('owner'))) {
-    throw new AppError('FORBIDDEN', 'Only an owner may invite an owner');
-  }
+  assertMayGrant(principal, role);
   if ((await em.count(User, { email: input.email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
   // A pending invitation past its date no longer blocks a new one.
   await em.nativeUpdate(Invitation, { email: input.email, status: 'pending', expiresAt: { $lte: now } }, { status: 'expired' });
@@ -164,7 +163,8 @@ export async function acceptInvitation(
   if (!row) throw new AppError('INVALID_TOKEN', 'The invitation link is invalid, expired, revoked or already used');
   em.setFilterParams('tenant', { workspaceId: row.workspace_id });
   if ((await em.count(User, { email: row.email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
-  const user = await newUser(row.workspace_id, { email: row.email, password: input.password, name: input.name });
+  // The emailed one-time link proves the address.
+  const user = await newUser(row.workspace_id, { email: row.email, password: input.password, name: input.name, email_verified: true });
   em.persist(user);
   addAssignment(em, row.workspace_id, user.id, row.role_id, null);
   await em.nativeUpdate(Invitation, { id: row.id }, { userId: user.id });

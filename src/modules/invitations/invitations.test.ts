@@ -34,7 +34,8 @@ describe('invitations', () => {
 
     const accepted = await accept({ token, password: 'invited passphrase', name: 'New Person' });
     expect(accepted.status).toBe(200);
-    expect(accepted.body.data).toMatchObject({ token_type: 'Bearer', user: { email, name: 'New Person' } });
+    // The emailed link proved the address.
+    expect(accepted.body.data).toMatchObject({ token_type: 'Bearer', user: { email, name: 'New Person', email_verified: true } });
     expect((await call(app, 'GET', '/api/v1/users', { token: accepted.body.data.access_token })).status).toBe(200);
     expect((await login(app, ws.id, email, 'invited passphrase')).status).toBe(200);
 

@@ -1,28 +1,76 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
+import { grants, grantsAll, type Permission } from '../../core/permissions.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
+
+/*
+ * Who may change what about ownership and roles. The rules of the CONTRACT ("only an owner may grant
+ * or revoke owner", "the last owner cannot be removed") and what they imply: nobody hands out more
+ * than they hold, and what would take an owner's place (their email, the way into their account
+ * through a reset) or remove one (deactivation, deletion) is for owners only.
+ */
+
+/** An owner of the workspace. An API key is not one: it acts with admin rights. */
+export function isOwner(principal: Principal): boolean {
+  return principal.type === 'user' && principal.roles.includes('owner');
+}
+
+/**
+ * Refuses (403) handing out `role` to someone: the owner role only by an owner, any other only by a
+ * caller who holds every permission it grants (a custom role with `roles:write` alone cannot give
+ * anyone `admin`, itself included).
+ */
+export function assertMayGrant(principal: Principal, role: Role): void {
+  if (role.builtin && role.key === 'owner') {
+    if (!isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may grant the owner role');
+    return;
+  }
+  const missing = role.permissions.filter((p) => (p === '*' ? !grantsAll(principal.grants) : !grants(principal.grants, p as Permission)));
+  if (missing.length > 0) {
+    throw new AppError('FORBIDDEN', `You cannot grant the role ${role.key}: it holds permissions you do not have (${missing.join(', ')})`);
+  }
+}
 
 /** Owner changes in a workspace happen one at a time: the owner role's row is the lock. */
 export async function lockOwnerRole(em: EntityManager, role: Role): Promise<void> {
   await em.execute('select id from roles where id = ? for update', [role.id]);
 }
 
-/** Owners whose ownership has no end date, other than `exceptUserId`. */
+/** Owners who can act (not deactivated) and whose ownership has no end date, other than `exceptUserId`. */
 export async function permanentOwners(em: EntityManager, ownerRoleId: string, exceptUserId: string): Promise<number> {
-  return em.count(RoleAssignment, { roleId: ownerRoleId, expiresAt: null, userId: { $ne: exceptUserId } });
+  const [row] = await em.execute<{ n: number }[]>(
+    `select count(*)::int as n from role_assignments ra join users u on u.id = ra.user_id
+      where ra.role_id = ? and ra.expires_at is null and ra.user_id <> ? and u.status <> 'deactivated'`,
+    [ownerRoleId, exceptUserId],
+  );
+  return row?.n ?? 0;
 }
 
 /**
- * Refuses (409) a change that would leave the workspace without an owner whose ownership has no end
- * date (an owner given an end date would otherwise be the last, and then none); takes the owner lock.
+ * Guards a change to a user who is an owner now. `removes` (deactivation, deletion): refused with 409
+ * when it would leave no active owner whose ownership has no end date (an owner given an end date would
+ * otherwise be the last, and then none); takes the owner lock. Then, whatever the change, refused with
+ * 403 unless the caller is an owner. A user who is not an owner passes untouched.
  */
-export async function keepAnOwner(em: EntityManager, userId: string, now: Date): Promise<void> {
+export async function guardOwner(
+  em: EntityManager,
+  principal: Principal,
+  userId: string,
+  now: Date,
+  change: { removes: boolean },
+): Promise<void> {
   const ownerRole = await em.findOne(Role, { key: 'owner', builtin: true });
   if (!ownerRole) return;
   const holds = await em.count(RoleAssignment, { userId, roleId: ownerRole.id, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] });
   if (holds === 0) return;
-  await lockOwnerRole(em, ownerRole);
-  if ((await permanentOwners(em, ownerRole.id, userId)) === 0) {
-    throw new AppError('CONFLICT', 'The last owner cannot be removed; make someone else an owner first');
+  if (change.removes) {
+    await lockOwnerRole(em, ownerRole);
+    if ((await permanentOwners(em, ownerRole.id, userId)) === 0) {
+      throw new AppError('CONFLICT', 'The last owner cannot be removed; make someone else an owner first');
+    }
+  }
+  if (!isOwner(principal)) {
+    throw new AppError('FORBIDDEN', "Only an owner may change an owner's email, deactivate an owner or delete one");
   }
 }

@@ -6,7 +6,7 @@ import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
-import { lockOwnerRole, permanentOwners } from './owners.ts';
+import { assertMayGrant, isOwner, lockOwnerRole, permanentOwners } from './owners.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
@@ -94,10 +94,6 @@ export async function deleteRole(scope: AuditScope, id: string) {
   return { id: role.id, deleted: true as const };
 }
 
-function isOwner(principal: Principal): boolean {
-  return principal.type === 'user' && principal.roles.includes('owner');
-}
-
 export async function assignRole(
   scope: AuditScope,
   principal: Principal,
@@ -111,10 +107,8 @@ export async function assignRole(
     throw new AppError('BAD_REQUEST', 'expires_at must be in the future', {
       details: [{ path: 'expires_at', message: 'must be in the future' }],
     });
-  if ((role.key as BuiltinRoleKey) === 'owner' && role.builtin) {
-    if (!isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may grant the owner role');
-    await lockOwnerRole(scope.em, role);
-  }
+  assertMayGrant(principal, role);
+  if ((role.key as BuiltinRoleKey) === 'owner' && role.builtin) await lockOwnerRole(scope.em, role);
   let assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
   if (assignment && expiresAt && role.builtin && role.key === 'owner' && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
     throw new AppError('CONFLICT', 'The last owner cannot be given an end date; make someone else an owner first');

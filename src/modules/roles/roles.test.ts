@@ -251,6 +251,115 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect(revoked.status).toBe(200);
   });
 
+  /** A fresh workspace with its owner signed in, an admin, and the owner role's id. */
+  async function ownedWorkspace() {
+    const fresh = await createWorkspace(app);
+    const owner = (await signIn(app, fresh.id, fresh.owner.email, fresh.owner.password)).accessToken;
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: fresh.apiKey });
+    const roleOf = (key: string): string => roles.body.data.find((r: { key: string }) => r.key === key).id;
+    const newUser = async (role?: string) => {
+      const email = uniqueEmail(role ?? 'member');
+      const created = await call(app, 'POST', '/api/v1/users', { token: fresh.apiKey, body: { email, password: PASSWORD } });
+      const id = created.body.data.id as string;
+      if (role) {
+        const token = role === 'owner' ? owner : fresh.apiKey;
+        expect((await call(app, 'POST', '/api/v1/roles/assign', { token, body: { user_id: id, role_id: roleOf(role) } })).status).toBe(200);
+      }
+      return { id, email, token: (await signIn(app, fresh.id, email, PASSWORD)).accessToken };
+    };
+    return { fresh, owner, roleOf, newUser };
+  }
+
+  it("lets only an owner change an owner's email, deactivate or delete an owner; admins and keys manage the rest", async () => {
+    const { fresh, owner, newUser } = await ownedWorkspace();
+    const second = await newUser('owner');
+    const admin = await newUser('admin');
+    const user = (id: string) => `/api/v1/users/${id}`;
+    // An admin who could set an owner's email could reset that owner's password and sign in as them.
+    for (const token of [admin.token, fresh.apiKey]) {
+      for (const [method, body] of [
+        ['PATCH', { email: uniqueEmail('takeover') }],
+        ['PATCH', { status: 'deactivated' }],
+        ['DELETE', undefined],
+      ] as const) {
+        const refused = await call(app, method, user(second.id), { token, body });
+        expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
+      }
+    }
+    // The same on the first owner, and nothing changed.
+    const onFirst = await call(app, 'PATCH', user(fresh.owner.id), { token: admin.token, body: { email: uniqueEmail('takeover') } });
+    expect(onFirst.status).toBe(403);
+    const read = await call(app, 'GET', user(second.id), { token: fresh.apiKey });
+    expect(read.body.data).toMatchObject({ email: second.email, status: 'active' });
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=user.update&outcome=failure', { token: fresh.apiKey });
+    expect(audit.body.meta.total).toBeGreaterThanOrEqual(3);
+    // What takes nothing from an owner stays an admin's: a name, and an unlock or reactivation.
+    expect((await call(app, 'PATCH', user(second.id), { token: admin.token, body: { name: 'Second Owner' } })).status).toBe(200);
+    // An owner may do all of it to another owner.
+    const email = uniqueEmail('second-owner');
+    expect((await call(app, 'PATCH', user(second.id), { token: owner, body: { email } })).body.data.email).toBe(email);
+    expect((await call(app, 'PATCH', user(second.id), { token: owner, body: { status: 'deactivated' } })).status).toBe(200);
+    expect((await call(app, 'PATCH', user(second.id), { token: admin.token, body: { status: 'active' } })).status).toBe(200);
+    expect((await call(app, 'DELETE', user(second.id), { token: owner })).status).toBe(200);
+  });
+
+  it('counts only active owners: a deactivated owner is not the one that keeps the workspace owned', async () => {
+    const { fresh, owner, roleOf, newUser } = await ownedWorkspace();
+    const second = await newUser('owner');
+    expect((await call(app, 'PATCH', `/api/v1/users/${second.id}`, { token: owner, body: { status: 'deactivated' } })).status).toBe(200);
+    const revoke = { user_id: fresh.owner.id, role_id: roleOf('owner') };
+    const attempts = [
+      await call(app, 'POST', '/api/v1/roles/revoke', { token: owner, body: revoke }),
+      await call(app, 'PATCH', `/api/v1/users/${fresh.owner.id}`, { token: owner, body: { status: 'deactivated' } }),
+      await call(app, 'DELETE', `/api/v1/users/${fresh.owner.id}`, { token: owner }),
+    ];
+    for (const refused of attempts) expect([refused.status, refused.body.error.code]).toEqual([409, 'CONFLICT']);
+    // Once the second owner is active again, the first may step down.
+    await call(app, 'PATCH', `/api/v1/users/${second.id}`, { token: fresh.apiKey, body: { status: 'active' } });
+    expect((await call(app, 'POST', '/api/v1/roles/revoke', { token: owner, body: revoke })).status).toBe(200);
+  });
+
+  it('lets nobody hand out more than they hold: roles, invitations and API keys', async () => {
+    const { fresh, roleOf, newUser } = await ownedWorkspace();
+    const createRole = async (name: string, permissions: string[]) => {
+      const res = await call(app, 'POST', '/api/v1/roles', { token: fresh.apiKey, body: { name, permissions } });
+      expect(res.status).toBe(201);
+      return res.body.data.id as string;
+    };
+    const roleManager = await createRole('Role manager', ['roles:read', 'roles:write', 'users:read', 'users:write', 'api_keys:write']);
+    const readsUsers = await createRole('User reader', ['users:read']);
+    const manager = await newUser();
+    await call(app, 'POST', '/api/v1/roles/assign', { token: fresh.apiKey, body: { user_id: manager.id, role_id: roleManager } });
+    const target = await newUser();
+    const assign = (user_id: string, role_id: string) =>
+      call(app, 'POST', '/api/v1/roles/assign', { token: manager.token, body: { user_id, role_id } });
+    // admin grants everything, viewer every read: both more than the manager holds, themselves included.
+    for (const [userId, roleId] of [
+      [manager.id, roleOf('admin')],
+      [target.id, roleOf('admin')],
+      [target.id, roleOf('viewer')],
+    ] as const) {
+      const refused = await assign(userId, roleId);
+      expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    }
+    expect((await assign(target.id, readsUsers)).status).toBe(200);
+    expect((await assign(target.id, roleManager)).status).toBe(200);
+    // An invitation hands out its role too.
+    const invite = (role_id: string) =>
+      call(app, 'POST', '/api/v1/invitations', { token: manager.token, body: { email: uniqueEmail('invitee'), role_id } });
+    expect((await invite(roleOf('admin'))).status).toBe(403);
+    expect((await invite(readsUsers)).status).toBe(201);
+    // A key acts with admin rights, so api_keys:write alone does not make one.
+    const key = await call(app, 'POST', '/api/v1/api-keys', { token: manager.token, body: { name: 'escape hatch' } });
+    expect([key.status, key.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const admin = await newUser('admin');
+    expect((await call(app, 'POST', '/api/v1/api-keys', { token: admin.token, body: { name: 'backend' } })).status).toBe(201);
+    expect(
+      (await call(app, 'POST', '/api/v1/roles/assign', { token: admin.token, body: { user_id: target.id, role_id: roleOf('admin') } }))
+        .status,
+    ).toBe(200);
+  });
+
   it('keeps roles and users of another workspace out of reach (404)', async () => {
     const other = await createWorkspace(app);
     const theirRoles = await call(app, 'GET', '/api/v1/roles', { token: other.apiKey });

@@ -45,7 +45,7 @@ export const usersRouter = router({
     })
     .input(updateUserInput)
     .output(userOutput)
-    .mutation(({ ctx, input }) => updateUser(auditScope(ctx), input, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) => updateUser(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
 
   delete: managementProcedure('users:write')
     .meta({
@@ -60,5 +60,5 @@ export const usersRouter = router({
     })
     .input(userIdInput)
     .output(deletedOutput)
-    .mutation(({ ctx, input }) => deleteUser(auditScope(ctx), input.id, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) => deleteUser(auditScope(ctx), ctx.principal, input.id, ctx.deps.clock.now())),
 });

@@ -12,7 +12,8 @@ import { User } from './user.entity.ts';
 import { USER_COLUMNS, userRowToView, type UserRow } from './user-row.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
-import { keepAnOwner } from '../roles/owners.ts';
+import { guardOwner } from '../roles/owners.ts';
+import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 
 export function toUserView(user: User, mfaEnabled = false): UserView {
@@ -170,10 +171,13 @@ export async function getUser(orm: MikroORM, workspaceId: string, id: string): P
   return userRowToView(row);
 }
 
-export async function updateUser(scope: AuditScope, input: UpdateUserInput, now: Date): Promise<UserView> {
+export async function updateUser(scope: AuditScope, principal: Principal, input: UpdateUserInput, now: Date): Promise<UserView> {
   const user = await findUser(scope.em, input.id);
   const changes: Record<string, unknown> = {};
-  if (input.email !== undefined && input.email !== user.email) {
+  const newEmail = input.email !== undefined && input.email !== user.email;
+  const deactivates = input.status === 'deactivated' && user.status !== 'deactivated';
+  if (newEmail || deactivates) await guardOwner(scope.em, principal, user.id, now, { removes: deactivates });
+  if (newEmail && input.email !== undefined) {
     if (await scope.em.count(User, { email: input.email, id: { $ne: user.id } })) {
       throw new AppError('CONFLICT', 'A user with this email already exists');
     }
@@ -188,8 +192,7 @@ export async function updateUser(scope: AuditScope, input: UpdateUserInput, now:
     changes.status = { from: user.status, to: 'active' };
     Object.assign(user, { status: 'active', failedLoginCount: 0, lockedUntil: null });
   }
-  if (input.status === 'deactivated' && user.status !== 'deactivated') {
-    await keepAnOwner(scope.em, user.id, now);
+  if (deactivates) {
     changes.status = { from: user.status, to: 'deactivated' };
     user.status = 'deactivated';
     changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_deactivated');
@@ -211,10 +214,10 @@ export async function updateUser(scope: AuditScope, input: UpdateUserInput, now:
   return toUserView(user, (await withFactors(scope.em, [user.id])).has(user.id));
 }
 
-/** Deletes a user and, with them, their sessions, factors and role assignments. Never the last owner. */
-export async function deleteUser(scope: AuditScope, id: string, now: Date) {
+/** Deletes a user and, with them, their sessions, factors and role assignments. Never the last owner; an owner only by an owner. */
+export async function deleteUser(scope: AuditScope, principal: Principal, id: string, now: Date) {
   const user = await findUser(scope.em, id);
-  await keepAnOwner(scope.em, user.id, now);
+  await guardOwner(scope.em, principal, user.id, now, { removes: true });
   scope.em.remove(user);
   recordAudit(scope, { eventType: 'user.delete', target: { type: 'user', id: user.id }, details: { email: user.email } });
   emitEvent(scope, 'user.deleted', { id: user.id, email: user.email });
