@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../src/modules/audit/audit.entity.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -52,6 +53,30 @@ describe('envelope and request ids', () => {
   it('answers a body over 1 MiB 413 with code BAD_REQUEST', async () => {
     const raw = JSON.stringify({ email: 'x@example.com', password: 'p'.repeat(1024 * 1024 + 10) });
     expectError(await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw }), 413, 'BAD_REQUEST');
+  });
+
+  it('answers a compressed body that does not decompress 400 BAD_REQUEST, not 500; a good one is read', async () => {
+    const json = JSON.stringify({ email: 'gzip@example.com', password: 'correct horse battery' });
+    const gzip = gzipSync(json);
+    const send = (encoding: string, body: string | Buffer) =>
+      fetch(`${app.url}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding, 'x-tenant-id': ws.id },
+        body,
+      });
+    for (const [encoding, body] of [
+      ['gzip', json],
+      ['deflate', json],
+      ['br', json],
+      ['gzip', gzip.subarray(0, gzip.length - 5)],
+    ] as const) {
+      const res = await send(encoding, body);
+      const parsed = (await res.json()) as { error: { code: string }; meta: { request_id: string } };
+      expect([encoding, res.status, parsed.error.code]).toEqual([encoding, 400, 'BAD_REQUEST']);
+      expect(parsed.meta.request_id).toBe(res.headers.get('x-request-id'));
+    }
+    // A whole gzip body is decoded and read: an unknown user, so the sign-in's own answer.
+    expect((await send('gzip', gzip)).status).toBe(401);
   });
 
   it('answers non-JSON bodies and non-object JSON bodies 400 BAD_REQUEST, as the spec maps the code', async () => {

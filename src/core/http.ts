@@ -62,6 +62,16 @@ export const notFound: RequestHandler = (req, res) => {
 interface BodyParserError {
   type?: string;
   status?: number;
+  expose?: boolean;
+}
+
+/**
+ * Any other client error body-parser passes on (an http-errors 4xx it marks safe to show): a
+ * compressed body that does not decompress (corrupt or truncated gzip, deflate or br), a body shorter
+ * than its Content-Length.
+ */
+function isUnreadableBody({ status, expose }: BodyParserError): boolean {
+  return expose === true && typeof status === 'number' && status >= 400 && status < 500;
 }
 
 /** Last stop for errors outside tRPC: body parsing, and anything a plain route threw. */
@@ -76,6 +86,9 @@ export function errorHandler(deps: AppDeps): ErrorRequestHandler {
     if (error instanceof URIError) return sendError(res, new AppError('NOT_FOUND', `No such resource at ${req.method} ${req.path}`));
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
       return sendError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding'));
+    }
+    if (isUnreadableBody((error ?? {}) as BodyParserError)) {
+      return sendError(res, new AppError('BAD_REQUEST', 'The request body could not be read (is its Content-Encoding right?)'));
     }
     const { appError, internal } = toAppError(error);
     if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, error });
