@@ -62,7 +62,7 @@ describe('envelope and request ids', () => {
       fetch(`${app.url}/api/v1/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'content-encoding': encoding, 'x-tenant-id': ws.id },
-        body,
+        body: typeof body === 'string' ? body : new Uint8Array(body),
       });
     for (const [encoding, body] of [
       ['gzip', json],

@@ -1,4 +1,4 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { runStatement, type Statement } from '../core/sql.ts';
 import { isId } from '../core/ids.ts';
@@ -16,11 +16,12 @@ import { clientMetadata, type ApplicationRow } from './clients.ts';
 
 const UPSERT: Statement = {
   name: 'oidc_upsert',
-  text: `insert into oidc_payloads (kind, id, payload, grant_id, user_code, uid, client_id, expires_at)
-         values ($1, $2, $3::jsonb, $4, $5, $6, $7, $8)
+  text: `insert into oidc_payloads (kind, id, payload, grant_id, user_code, uid, client_id, expires_at, account_id)
+         values ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9)
          on conflict (kind, id) do update
            set payload = excluded.payload, grant_id = excluded.grant_id, user_code = excluded.user_code,
-               uid = excluded.uid, client_id = excluded.client_id, expires_at = excluded.expires_at`,
+               uid = excluded.uid, client_id = excluded.client_id, expires_at = excluded.expires_at,
+               account_id = excluded.account_id`,
 };
 
 const FIND: Statement = {
@@ -109,6 +110,7 @@ export class PostgresAdapter implements Adapter {
       payload.uid ?? null,
       clientId,
       expiresAt,
+      payload.accountId ?? null,
     ]);
   }
 
@@ -158,6 +160,16 @@ export class PostgresAdapter implements Adapter {
     const [row] = await runStatement<ApplicationRow>(this.orm, CLIENT, [id]);
     return row ? clientMetadata(row) : undefined;
   }
+}
+
+/**
+ * Ends a user's OAuth sign-ins: every grant, token, code and hosted sign-in session of the account, in
+ * the caller's transaction. Refresh and introspection then find nothing, userinfo refuses, and the
+ * hosted page asks for the password again.
+ */
+export async function endOAuthSessionsOf(em: EntityManager, userId: string): Promise<number> {
+  const ended = await em.execute<{ kind: string }[]>('delete from oidc_payloads where account_id = ? returning kind', [userId]);
+  return ended.filter((row) => row.kind === 'Grant').length;
 }
 
 /** Artifacts (codes, tokens, grants, sessions, interactions) a day after they expired. */

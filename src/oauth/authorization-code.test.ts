@@ -146,6 +146,67 @@ describe('authorization code + PKCE with openid-client', () => {
     await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
+  /** Tokens from the whole flow (hosted sign-in, code, exchange) for `user`, and the relying party that holds them. */
+  async function oauthTokens(user: { email: string }) {
+    const config = await relyingParty(web.id, oidc.ClientSecretBasic(web.secret));
+    const started = await start(config, WEB_CALLBACK);
+    const browser = new Browser(app.url);
+    const login = await browser.go(started.url.href);
+    const done = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: PASSWORD });
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(done.location as string), {
+      pkceCodeVerifier: started.verifier,
+      expectedState: started.state,
+      expectedNonce: started.nonce,
+    });
+    expect(tokens.refresh_token).toBeTruthy();
+    return { config, tokens };
+  }
+
+  /** The grant is over: no refresh, no userinfo, and introspection says inactive. */
+  async function expectEnded({ config, tokens }: Awaited<ReturnType<typeof oauthTokens>>, userId: string) {
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(oidc.fetchUserInfo(config, tokens.access_token, userId)).rejects.toMatchObject({ status: 401 });
+    expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
+  }
+
+  it("ending a user's sessions ends their OAuth grants: password change, revoke-all, deactivation, deletion", async () => {
+    const user = await newUser();
+    const api = await signIn(app, ws.id, user.email, PASSWORD);
+    const beforeChange = await oauthTokens(user);
+    const changed = await call(app, 'POST', '/api/v1/auth/password/change', {
+      token: api.accessToken,
+      body: { current_password: PASSWORD, new_password: 'another relying party passphrase' },
+    });
+    expect(changed.status).toBe(200);
+    await expectEnded(beforeChange, user.id);
+    // The API session that changed the password stays.
+    expect((await call(app, 'GET', '/api/v1/mfa/factors', { token: api.accessToken })).status).toBe(200);
+    await call(app, 'POST', '/api/v1/auth/password/change', {
+      token: api.accessToken,
+      body: { current_password: 'another relying party passphrase', new_password: PASSWORD },
+    });
+
+    const beforeRevokeAll = await oauthTokens(user);
+    expect((await call(app, 'POST', '/api/v1/auth/sessions/revoke-all', { token: api.accessToken })).status).toBe(200);
+    await expectEnded(beforeRevokeAll, user.id);
+
+    // Another user's grant is not touched by any of it.
+    const other = await newUser();
+    const untouched = await oauthTokens(other);
+
+    const beforeDeactivation = await oauthTokens(user);
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    await expectEnded(beforeDeactivation, user.id);
+
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'active' } });
+    const beforeDeletion = await oauthTokens(user);
+    expect((await call(app, 'DELETE', `/api/v1/users/${user.id}`, { token: ws.apiKey })).status).toBe(200);
+    await expectEnded(beforeDeletion, user.id);
+
+    expect((await oidc.tokenIntrospection(untouched.config, untouched.tokens.access_token)).active).toBe(true);
+    expect((await oidc.refreshTokenGrant(untouched.config, untouched.tokens.refresh_token as string)).access_token).toBeTruthy();
+  });
+
   it('the hosted sign-in follows the API’s rules: audit rows, deactivated accounts refused after the password', async () => {
     const user = await newUser();
     const config = await relyingParty(spaId);

@@ -101,6 +101,15 @@ async function refuseDeadResetToken(em: EntityManager, token: string, origin: Or
   return new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used', { keepChanges: dead !== undefined });
 }
 
+/** The user's other reset links stop working once the password has changed: they were asked for the old one. */
+async function retireResetLinks(em: EntityManager, userId: string, now: Date): Promise<void> {
+  await em.execute('update password_reset_tokens set used_at = ? where user_id = ? and used_at is null and expires_at > ?', [
+    now,
+    userId,
+    now,
+  ]);
+}
+
 /**
  * Sets a new password with a reset token. The token is consumed by one conditional UPDATE (of many
  * concurrent uses, one wins); the password policy was checked before, so a refused password does
@@ -124,6 +133,7 @@ export async function resetPassword(deps: AppDeps, em: EntityManager, token: str
     status: user.status === 'locked' ? 'active' : user.status,
   });
   const ended = await endUserSessions(em, user.id, now, 'password_reset');
+  await retireResetLinks(em, user.id, now);
   recordAudit(
     { em, workspaceId: user.workspaceId, actor: { type: 'user', id: user.id }, ...origin },
     { eventType: 'auth.password_reset', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } },
@@ -154,6 +164,7 @@ export async function changePassword(
   }
   Object.assign(user, { passwordHash: await hashPassword(input.new_password), updatedAt: now });
   const ended = await endUserSessions(em, user.id, now, 'password_change', who.sessionId);
+  await retireResetLinks(em, user.id, now);
   recordAudit(scope, { eventType: 'auth.password_change', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } });
   emitEvent(scope, 'password.changed', { user_id: user.id, ended_sessions: ended });
   return { password_changed: true as const, ended_sessions: ended };

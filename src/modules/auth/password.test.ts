@@ -103,6 +103,30 @@ describe('passwords: forgot, reset, change', () => {
     ]);
   });
 
+  it('retires every other reset link once the password changes, by a reset or by a change', async () => {
+    const user = await newUser();
+    await forgot(user.email);
+    const first = resetTokenIn(await mail.waitFor(user.email)).token;
+    app.clock.advance(61 * 1000);
+    await forgot(user.email);
+    const second = resetTokenIn(await mail.waitFor(user.email, 1)).token;
+    expect((await reset(second, NEW_PASSWORD)).status).toBe(200);
+    const stale = await reset(first, 'an attacker passphrase');
+    expect([stale.status, stale.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    app.clock.advance(61 * 1000);
+    await forgot(user.email);
+    const third = resetTokenIn(await mail.waitFor(user.email, 2)).token;
+    const session = await signIn(app, ws.id, user.email, NEW_PASSWORD);
+    const changed = await call(app, 'POST', '/api/v1/auth/password/change', {
+      token: session.accessToken,
+      body: { current_password: NEW_PASSWORD, new_password: PASSWORD },
+    });
+    expect(changed.status).toBe(200);
+    expect((await reset(third, 'an attacker passphrase')).status).toBe(401);
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+  });
+
   it('lets exactly one of 20 concurrent resets with one token succeed', async () => {
     const user = await newUser();
     await forgot(user.email);

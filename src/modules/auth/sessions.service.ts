@@ -10,6 +10,7 @@ import { USER_COLUMNS, userRowToView, type UserRow } from '../users/user-row.ts'
 import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
 import { Session } from './session.entity.ts';
+import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import { emitEvent } from '../events/events.ts';
 
 export interface Origin {
@@ -224,13 +225,16 @@ export async function endSession(em: EntityManager, sessionId: string, now: Date
   return ended.length > 0;
 }
 
-/** Ends every live session of a user, but `except`; answers how many ended. */
+/**
+ * Ends every live session of a user, but `except`, and every OAuth grant of theirs (an application's
+ * tokens are sessions too); answers how many of both ended.
+ */
 export async function endUserSessions(em: EntityManager, userId: string, now: Date, reason: string, except?: string): Promise<number> {
   const ended = await em.execute<{ id: string }[]>(
     'update sessions set ended_at = ?, end_reason = ? where user_id = ? and ended_at is null and id <> ? returning id',
     [now, reason, userId, except ?? ''],
   );
-  return ended.length;
+  return ended.length + (await endOAuthSessionsOf(em, userId));
 }
 
 /** A user's live sessions, a page at a time, newest first (id breaks ties). */

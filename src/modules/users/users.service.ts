@@ -13,6 +13,7 @@ import { USER_COLUMNS, userRowToView, type UserRow } from './user-row.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
 import { guardOwner } from '../roles/owners.ts';
+import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 
@@ -218,6 +219,7 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
 export async function deleteUser(scope: AuditScope, principal: Principal, id: string, now: Date) {
   const user = await findUser(scope.em, id);
   await guardOwner(scope.em, principal, user.id, now, { removes: true });
+  await endOAuthSessionsOf(scope.em, user.id);
   scope.em.remove(user);
   recordAudit(scope, { eventType: 'user.delete', target: { type: 'user', id: user.id }, details: { email: user.email } });
   emitEvent(scope, 'user.deleted', { id: user.id, email: user.email });
