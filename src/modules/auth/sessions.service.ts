@@ -21,6 +21,13 @@ export interface Origin {
 
 const INVALID_REFRESH = 'The refresh token is invalid, expired or revoked';
 
+/**
+ * The sign-in method of a session that completes a second-factor challenge. It writes no `auth.login`
+ * row: the password step wrote one (with `mfa_required`) and the code its `auth.mfa_verify`, so each
+ * sign-in call leaves one row and a sign-in one `auth.login` success.
+ */
+export const CHALLENGE_ANSWERED = 'mfa';
+
 /*
  * (The final SELECT reads the user from the UPDATE's RETURNING: within one statement, other reads of
  * `users` would still see the row as it was before.)
@@ -51,6 +58,7 @@ const START: Statement = {
                                      ip, user_agent, request_id, details, created_at)
            select $10, workspace_id, 'auth.login', 'success', 'user', id, 'user', id, $8, $9, $11,
                   jsonb_build_object('method', $12::text, 'email', email), $2 from u
+            where $12::text <> '${CHALLENGE_ANSWERED}'
            returning id
          ), e as (
            insert into events (id, workspace_id, type, payload, created_at)

@@ -11,7 +11,7 @@ import { scoreAttempt } from '../threat/risk.ts';
 import { riskStage } from '../threat/risk-stage.ts';
 import { actionsStage } from '../actions/sign-in-stage.ts';
 import type { TokensView } from './auth.schema.ts';
-import { startSession, type Origin } from './sessions.service.ts';
+import { CHALLENGE_ANSWERED, startSession, type Origin } from './sessions.service.ts';
 
 /** Ten wrong passwords in a row lock the account for fifteen minutes (CONTRACT). */
 export const LOCK_AFTER_FAILURES = 10;
@@ -322,6 +322,7 @@ export async function recordSessionlessSignIn(em: EntityManager, signIn: Session
       where id = ?`,
     [now, signIn.newPasswordHash ?? null, signIn.newPasswordHash ?? null, now, signIn.userId],
   );
+  if (signIn.method === CHALLENGE_ANSWERED) return;
   recordAudit(
     { em, workspaceId: signIn.workspaceId, actor: { type: 'user', id: signIn.userId }, ...signIn.origin },
     {

@@ -10,7 +10,7 @@ import { Workspace } from '../workspaces/workspace.entity.ts';
 import { MfaChallenge, MfaFactor } from './mfa.entity.ts';
 import { rateLimitedError } from '../../core/rate-limit.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
-import { startSession, type Origin } from '../auth/sessions.service.ts';
+import { CHALLENGE_ANSWERED, startSession, type Origin } from '../auth/sessions.service.ts';
 import { totpCode, type ChallengeView, type FactorView } from './mfa.schema.ts';
 import { matchingStep, newTotpSecret, qrCodeDataUri, spendStep, totpUri } from './totp.ts';
 import { emitEvent } from '../events/events.ts';
@@ -246,5 +246,5 @@ export async function passSignInChallenge(
 /** `POST /auth/mfa/verify`: the challenge passed, and a session. */
 export async function completeSignInChallenge(deps: AppDeps, em: EntityManager, mfaToken: string, code: unknown, origin: Origin) {
   const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin);
-  return startSession(deps, em, { userId: challenge.userId, method: 'mfa', claims: challenge.claims }, origin);
+  return startSession(deps, em, { userId: challenge.userId, method: CHALLENGE_ANSWERED, claims: challenge.claims }, origin);
 }

@@ -112,10 +112,23 @@ describe('second factor (TOTP)', () => {
   it('completes a challenge with the same body a plain sign-in returns; the mfa_token works once', async () => {
     const user = await enrolledUser();
     nextStep();
-    const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const challenged = await login(app, ws.id, user.email, PASSWORD);
+    const challenge = challenged.body.data;
     const done = await verify(challenge.mfa_token, codeAt(user.totp));
     expect(done.status).toBe(200);
     expect(done.body.data).toMatchObject({ token_type: 'Bearer', expires_in: 900, user: { id: user.id, email: user.email } });
+    // Each call of the sign-in leaves one row: the password step its auth.login, the code its auth.mfa_verify.
+    const rows = await call(app, 'GET', `/api/v1/audit/events/?target_id=${user.id}&per_page=100`, { token: ws.apiKey });
+    const ofCall = (res: { headers: Headers }) =>
+      rows.body.data
+        .filter((e: { request_id: string }) => e.request_id === res.headers.get('x-request-id'))
+        .map((e: { event_type: string; outcome: string; details: Record<string, unknown> }) => [
+          e.event_type,
+          e.outcome,
+          e.details.mfa_required ?? null,
+        ]);
+    expect(ofCall(challenged)).toEqual([['auth.login', 'success', true]]);
+    expect(ofCall(done)).toEqual([['auth.mfa_verify', 'success', null]]);
     expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: done.body.data.access_token })).status).toBe(200);
     nextStep();
     const again = await verify(challenge.mfa_token, codeAt(user.totp));
