@@ -17,6 +17,16 @@ describe('refresh tokens: rotation, reuse detection, races, expiry', () => {
   const refresh = (token: string) => call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: token } });
   const me = (accessToken: string) => call(app, 'GET', '/api/v1/auth/sessions', { token: accessToken });
 
+  /** The reason of each call's `auth.refresh` failure row, found by its request id. */
+  async function refreshFailureReasons(...calls: { headers: Headers }[]): Promise<unknown[]> {
+    const rows = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.refresh&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    return calls.map(
+      (c) => rows.body.data.find((e: { request_id: string }) => e.request_id === c.headers.get('x-request-id'))?.details.reason,
+    );
+  }
+
   it('rotates: a refresh answers new tokens of the same session, in the sign-in shape', async () => {
     const first = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
     const res = await refresh(first.refreshToken);
@@ -38,6 +48,15 @@ describe('refresh tokens: rotation, reuse detection, races, expiry', () => {
     expect([newer.status, newer.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
     const access = await me(second.body.data.access_token);
     expect([access.status, access.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect(await refreshFailureReasons(replay, newer)).toEqual(['refresh_token_reuse', 'session_ended']);
+  });
+
+  it('audits a never-used token of a session that ended (logout) as session_ended, not as reuse', async () => {
+    const session = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    expect((await call(app, 'POST', '/api/v1/auth/logout', { token: session.accessToken })).status).toBe(200);
+    const late = await refresh(session.refreshToken);
+    expect([late.status, late.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect(await refreshFailureReasons(late)).toEqual(['session_ended']);
   });
 
   it('lets exactly one of 20 concurrent refreshes with one token succeed', async () => {

@@ -172,6 +172,11 @@ const ROTATE: Statement = {
            from live l join users on users.id = l.user_id`,
 };
 
+/**
+ * A token that was used already (or that ROTATE just consumed without finding its session live):
+ * reuse ends its session; a session that had ended already (logout, revoke-all, a new password,
+ * deactivation, expiry) is audited as `session_ended`, not as reuse.
+ */
 const REUSED: Statement = {
   name: 'auth_refresh_reuse',
   text: `with known as (
@@ -184,7 +189,8 @@ const REUSED: Statement = {
            insert into audit_events (id, workspace_id, event_type, outcome, actor_type, actor_id, target_type, target_id,
                                      ip, user_agent, request_id, details, created_at)
            select $3, workspace_id, 'auth.refresh', 'failure', 'system', null, 'session', session_id, $4, $5, $6,
-                  '{"reason":"refresh_token_reuse"}'::jsonb, $2 from known
+                  jsonb_build_object('reason', case when exists (select 1 from ended) then 'refresh_token_reuse' else 'session_ended' end),
+                  $2 from known
            returning id
          )
          select (select count(*) from known) as known, (select count(*) from ended) + (select count(*) from audit) as written`,
