@@ -52,6 +52,15 @@ export interface Context {
   afterCommit: (() => void)[];
 }
 
+/**
+ * The workspace `X-Tenant-ID` names on a call that presents a token of its own (refresh, reset,
+ * second-factor completion), or null when none is sent: a token of another workspace then names
+ * nothing there (401 INVALID_TOKEN), as it would for an unknown token.
+ */
+export function namedWorkspace(ctx: Pick<Context, 'tenantHeader'>): string | null {
+  return ctx.tenantHeader?.trim() || null;
+}
+
 function header(req: IncomingMessage, name: string): string | null {
   const value = req.headers[name];
   if (Array.isArray(value)) return value[0] ?? null;

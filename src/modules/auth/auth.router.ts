@@ -1,7 +1,7 @@
 import { assertPasswordAllowed } from './password-policy.ts';
 import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
-import { originOf } from '../../core/context.ts';
+import { namedWorkspace, originOf } from '../../core/context.ts';
 import {
   limitedPublicProcedure,
   limitedUserProcedure,
@@ -54,7 +54,7 @@ export const authRouter = router({
     })
     .input(refreshInput)
     .output(tokensOutput)
-    .mutation(({ ctx, input }) => refreshSession(ctx.deps, input.refresh_token, originOf(ctx))),
+    .mutation(({ ctx, input }) => refreshSession(ctx.deps, input.refresh_token, originOf(ctx), namedWorkspace(ctx))),
 
   logout: userProcedure
     .meta({
@@ -114,7 +114,7 @@ export const authRouter = router({
     .output(z.object({ password_reset: z.literal(true) }))
     .mutation(({ ctx, input }) => {
       assertPasswordAllowed(ctx.deps.config, input.password, 'password');
-      return resetPassword(ctx.deps, ctx.em, input.token, input.password, originOf(ctx));
+      return resetPassword(ctx.deps, ctx.em, input.token, input.password, originOf(ctx), namedWorkspace(ctx));
     }),
 
   changePassword: limitedUserProcedure('password')

@@ -82,10 +82,10 @@ export async function forgotPassword(deps: AppDeps, em: EntityManager, workspace
  * The refusal of a reset token that cannot be used. A used or expired one still names its user, so
  * the attempt is audited (and kept); an unknown one names nobody.
  */
-async function refuseDeadResetToken(em: EntityManager, token: string, origin: Origin): Promise<AppError> {
+async function refuseDeadResetToken(em: EntityManager, token: string, origin: Origin, workspaceId: string | null): Promise<AppError> {
   const [dead] = await em.execute<{ user_id: string; workspace_id: string; used_at: string | null }[]>(
-    'select user_id, workspace_id, used_at from password_reset_tokens where token_hash = ?',
-    [sha256(token)],
+    'select user_id, workspace_id, used_at from password_reset_tokens where token_hash = ? and (?::text is null or workspace_id = ?)',
+    [sha256(token), workspaceId, workspaceId],
   );
   if (dead) {
     recordAudit(
@@ -115,13 +115,22 @@ async function retireResetLinks(em: EntityManager, userId: string, now: Date): P
  * concurrent uses, one wins); the password policy was checked before, so a refused password does
  * not burn the token. Every session of the user ends; a lockout is lifted.
  */
-export async function resetPassword(deps: AppDeps, em: EntityManager, token: string, password: string, origin: Origin) {
+export async function resetPassword(
+  deps: AppDeps,
+  em: EntityManager,
+  token: string,
+  password: string,
+  origin: Origin,
+  workspaceId: string | null = null,
+) {
   const now = deps.clock.now();
   const [consumed] = await em.execute<{ user_id: string; workspace_id: string }[]>(
-    'update password_reset_tokens set used_at = ? where token_hash = ? and used_at is null and expires_at > ? returning user_id, workspace_id',
-    [now, sha256(token), now],
+    `update password_reset_tokens set used_at = ?
+      where token_hash = ? and used_at is null and expires_at > ? and (?::text is null or workspace_id = ?)
+      returning user_id, workspace_id`,
+    [now, sha256(token), now, workspaceId, workspaceId],
   );
-  if (!consumed) throw await refuseDeadResetToken(em, token, origin);
+  if (!consumed) throw await refuseDeadResetToken(em, token, origin, workspaceId);
   em.setFilterParams('tenant', { workspaceId: consumed.workspace_id });
   const user = await em.findOne(User, { id: consumed.user_id, status: { $ne: 'deactivated' } });
   if (!user) throw new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used');

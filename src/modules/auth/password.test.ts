@@ -127,6 +127,21 @@ describe('passwords: forgot, reset, change', () => {
     expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
   });
 
+  it('refuses a reset token presented with another workspace in X-Tenant-ID, without spending it', async () => {
+    const user = await newUser();
+    const other = await createWorkspace(app);
+    await forgot(user.email);
+    const { token } = resetTokenIn(await mail.waitFor(user.email));
+    const send = (tenant: string) =>
+      call(app, 'POST', '/api/v1/auth/password/reset', {
+        headers: { 'x-tenant-id': tenant, 'x-forwarded-for': someIp() },
+        body: { token, password: NEW_PASSWORD },
+      });
+    const foreign = await send(other.id);
+    expect([foreign.status, foreign.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await send(ws.id)).status).toBe(200);
+  });
+
   it('lets exactly one of 20 concurrent resets with one token succeed', async () => {
     const user = await newUser();
     await forgot(user.email);

@@ -51,6 +51,23 @@ describe('refresh tokens: rotation, reuse detection, races, expiry', () => {
     expect(await refreshFailureReasons(replay, newer)).toEqual(['refresh_token_reuse', 'session_ended']);
   });
 
+  it('refuses a refresh token presented with another workspace in X-Tenant-ID, touching nothing', async () => {
+    const other = await createWorkspace(app);
+    const session = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const foreign = await call(app, 'POST', '/api/v1/auth/refresh', {
+      headers: { 'x-tenant-id': other.id },
+      body: { refresh_token: session.refreshToken },
+    });
+    expect([foreign.status, foreign.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    // Neither consumed nor taken for reuse: it still works, named by its own workspace or by none.
+    const own = await call(app, 'POST', '/api/v1/auth/refresh', {
+      headers: { 'x-tenant-id': ws.id },
+      body: { refresh_token: session.refreshToken },
+    });
+    expect(own.status).toBe(200);
+    expect((await refresh(own.body.data.refresh_token)).status).toBe(200);
+  });
+
   it('audits a never-used token of a session that ended (logout) as session_ended, not as reuse', async () => {
     const session = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
     expect((await call(app, 'POST', '/api/v1/auth/logout', { token: session.accessToken })).status).toBe(200);

@@ -147,7 +147,7 @@ const ROTATE: Statement = {
   name: 'auth_refresh_rotate',
   text: `with consumed as (
            update refresh_tokens set used_at = $2
-            where token_hash = $1 and used_at is null and expires_at > $2
+            where token_hash = $1 and used_at is null and expires_at > $2 and ($9::text is null or workspace_id = $9)
            returning session_id
          ), live as (
            update sessions s set last_refreshed_at = $2
@@ -180,7 +180,8 @@ const ROTATE: Statement = {
 const REUSED: Statement = {
   name: 'auth_refresh_reuse',
   text: `with known as (
-           select session_id, workspace_id from refresh_tokens where token_hash = $1 and used_at is not null
+           select session_id, workspace_id from refresh_tokens
+            where token_hash = $1 and used_at is not null and ($7::text is null or workspace_id = $7)
          ), ended as (
            update sessions set ended_at = $2, end_reason = 'refresh_token_reuse'
             where id in (select session_id from known) and ended_at is null
@@ -208,7 +209,7 @@ interface RotatedRow extends UserRow {
  * several concurrent uses exactly one wins. A token that was already used means it leaked: the whole
  * session ends (and stays ended, even though the request fails).
  */
-export async function refreshSession(deps: AppDeps, token: string, origin: Origin): Promise<TokensView> {
+export async function refreshSession(deps: AppDeps, token: string, origin: Origin, workspaceId: string | null = null): Promise<TokensView> {
   const now = deps.clock.now().toISOString();
   const hash = sha256(token);
   const secret = newSecret('rt_');
@@ -221,10 +222,11 @@ export async function refreshSession(deps: AppDeps, token: string, origin: Origi
     origin.ip,
     origin.userAgent,
     origin.requestId,
+    workspaceId,
   ]);
   if (!row) {
     // Its own atomic statement: the session stays ended although this request fails.
-    await runStatement(deps.orm, REUSED, [hash, now, newId('evt'), origin.ip, origin.userAgent, origin.requestId]);
+    await runStatement(deps.orm, REUSED, [hash, now, newId('evt'), origin.ip, origin.userAgent, origin.requestId, workspaceId]);
     throw new AppError('INVALID_TOKEN', INVALID_REFRESH);
   }
   return tokensFor(deps, row, row.session_id, secret, row.claims);

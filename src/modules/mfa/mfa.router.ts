@@ -1,5 +1,5 @@
 import { auditScope } from '../../core/audit-scope.ts';
-import { originOf } from '../../core/context.ts';
+import { namedWorkspace, originOf } from '../../core/context.ts';
 import { deletedOutput } from '../../core/pagination.ts';
 import { publicProcedure, router, userProcedure } from '../../core/trpc.ts';
 import { tokensOutput } from '../auth/auth.schema.ts';
@@ -66,5 +66,7 @@ export const mfaRouter = router({
     })
     .input(mfaVerifyInput)
     .output(tokensOutput)
-    .mutation(({ ctx, input }) => completeSignInChallenge(ctx.deps, ctx.em, input.mfa_token, input.code, originOf(ctx))),
+    .mutation(({ ctx, input }) =>
+      completeSignInChallenge(ctx.deps, ctx.em, input.mfa_token, input.code, originOf(ctx), namedWorkspace(ctx)),
+    ),
 });

@@ -147,17 +147,21 @@ async function refuseIfBarred(em: EntityManager, scope: AuditScope, userId: stri
       });
 }
 
-/** The live challenge an `mfa_token` names, or null (expired, used or unknown). */
-function liveChallenge(em: EntityManager, token: string, now: Date): Promise<MfaChallenge | null> {
-  return em.findOne(MfaChallenge, { tokenHash: sha256(token), usedAt: null, expiresAt: { $gt: now } }, { filters: false });
+/** The live challenge an `mfa_token` names (in `workspaceId` when one is named), or null (expired, used or unknown). */
+function liveChallenge(em: EntityManager, token: string, now: Date, workspaceId: string | null): Promise<MfaChallenge | null> {
+  return em.findOne(
+    MfaChallenge,
+    { tokenHash: sha256(token), usedAt: null, expiresAt: { $gt: now }, ...(workspaceId ? { workspaceId } : {}) },
+    { filters: false },
+  );
 }
 
 /**
  * The refusal of a token that names no live challenge. A used or expired one still names its user,
  * so the attempt is audited (and kept); an unknown one names nobody.
  */
-async function refuseDeadChallenge(em: EntityManager, token: string, origin: Origin): Promise<AppError> {
-  const dead = await em.findOne(MfaChallenge, { tokenHash: sha256(token) }, { filters: false });
+async function refuseDeadChallenge(em: EntityManager, token: string, origin: Origin, workspaceId: string | null): Promise<AppError> {
+  const dead = await em.findOne(MfaChallenge, { tokenHash: sha256(token), ...(workspaceId ? { workspaceId } : {}) }, { filters: false });
   if (dead) {
     recordAudit(
       { em, workspaceId: dead.workspaceId, actor: { type: 'user', id: dead.userId }, ...origin },
@@ -219,12 +223,13 @@ export async function passSignInChallenge(
   mfaToken: string,
   code: unknown,
   origin: Origin,
+  workspaceId: string | null = null,
 ): Promise<MfaChallenge> {
   const now = deps.clock.now();
   const parsed = totpCode.safeParse(code);
-  const challenge = await liveChallenge(em, mfaToken, now);
+  const challenge = await liveChallenge(em, mfaToken, now, workspaceId);
   if (!challenge && !parsed.success) throw malformedCode();
-  if (!challenge) throw await refuseDeadChallenge(em, mfaToken, origin);
+  if (!challenge) throw await refuseDeadChallenge(em, mfaToken, origin, workspaceId);
   em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
   const scope: AuditScope = { em, workspaceId: challenge.workspaceId, actor: { type: 'user', id: challenge.userId }, ...origin };
   const decision = await deps.rateLimits.consume('mfaVerify', `user:${challenge.userId}`);
@@ -244,7 +249,14 @@ export async function passSignInChallenge(
 }
 
 /** `POST /auth/mfa/verify`: the challenge passed, and a session. */
-export async function completeSignInChallenge(deps: AppDeps, em: EntityManager, mfaToken: string, code: unknown, origin: Origin) {
-  const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin);
+export async function completeSignInChallenge(
+  deps: AppDeps,
+  em: EntityManager,
+  mfaToken: string,
+  code: unknown,
+  origin: Origin,
+  workspaceId: string | null = null,
+) {
+  const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin, workspaceId);
   return startSession(deps, em, { userId: challenge.userId, method: CHALLENGE_ANSWERED, claims: challenge.claims }, origin);
 }

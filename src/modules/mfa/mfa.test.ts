@@ -141,6 +141,21 @@ describe('second factor (TOTP)', () => {
     expect(audited.body.data[0].request_id).toBe(again.headers.get('x-request-id'));
   });
 
+  it('refuses an mfa_token presented with another workspace in X-Tenant-ID, without spending it', async () => {
+    const user = await enrolledUser();
+    const other = await createWorkspace(app);
+    nextStep();
+    const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const send = (tenant: string) =>
+      call(app, 'POST', '/api/v1/auth/mfa/verify', {
+        headers: { 'x-tenant-id': tenant },
+        body: { mfa_token: challenge.mfa_token, code: codeAt(user.totp) },
+      });
+    const foreign = await send(other.id);
+    expect([foreign.status, foreign.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await send(ws.id)).status).toBe(200);
+  });
+
   it('never accepts the same step twice (replay), even with a new challenge', async () => {
     const user = await enrolledUser();
     nextStep();
