@@ -82,7 +82,12 @@ export async function verifyFactor(
   const factor = await ownFactor(scope.em, userId, id);
   if (factor.status === 'Verified') throw new AppError('CONFLICT', 'This factor is already verified');
   if (!(await acceptCode(deps, scope.em, [factor], code, now))) {
-    recordAudit(scope, { eventType: 'mfa.factor_verify', outcome: 'failure', target: { type: 'factor', id: factor.id } });
+    recordAudit(scope, {
+      eventType: 'mfa.factor_verify',
+      outcome: 'failure',
+      target: { type: 'factor', id: factor.id },
+      details: { reason: 'wrong_code' },
+    });
     throw new AppError('INVALID_CODE', 'The code is not correct, or was already used', { keepChanges: true });
   }
   Object.assign(factor, { status: 'Verified', verifiedAt: now });

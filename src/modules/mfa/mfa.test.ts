@@ -81,6 +81,21 @@ describe('second factor (TOTP)', () => {
     const listed = await call(app, 'GET', '/api/v1/mfa/factors', { token: user.token });
     expect(listed.body.data).toEqual([data.factor]);
     expect(JSON.stringify(listed.body)).not.toContain(data.secret);
+    // A wrong code is refused and audited with its reason.
+    const wrong = await call(app, 'POST', `/api/v1/mfa/factors/${data.factor.id}/verify`, {
+      token: user.token,
+      body: { code: String((Number(codeAt(totp)) + 500_000) % 1_000_000).padStart(6, '0') },
+    });
+    expect([wrong.status, wrong.body.error.code]).toEqual([401, 'INVALID_CODE']);
+    const audited = await call(
+      app,
+      'GET',
+      `/api/v1/audit/events/?event_type=mfa.factor_verify&outcome=failure&target_id=${data.factor.id}`,
+      {
+        token: ws.apiKey,
+      },
+    );
+    expect(audited.body.data.map((e: { details: unknown }) => e.details)).toEqual([{ reason: 'wrong_code' }]);
   });
 
   it('a pending factor is not used at sign-in; once verified, every sign-in asks for a code', async () => {
