@@ -9,6 +9,7 @@ import { User } from '../users/user.entity.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { MfaChallenge, MfaFactor } from './mfa.entity.ts';
 import { rateLimitedError } from '../../core/rate-limit.ts';
+import { recordRateLimitedAttempt } from '../../core/rate-limited-attempts.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
 import { CHALLENGE_ANSWERED, startSession, type Origin } from '../auth/sessions.service.ts';
 import { totpCode, type ChallengeView, type FactorView } from './mfa.schema.ts';
@@ -238,7 +239,18 @@ export async function passSignInChallenge(
   em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
   const scope: AuditScope = { em, workspaceId: challenge.workspaceId, actor: { type: 'user', id: challenge.userId }, ...origin };
   const decision = await deps.rateLimits.consume('mfaVerify', `user:${challenge.userId}`);
-  if (!decision.allowed) throw rateLimitedError(decision);
+  if (!decision.allowed) {
+    // The user's first refused code of the window is on record, once (core/rate-limited-attempts.ts).
+    if (decision.firstRefusal) {
+      await recordRateLimitedAttempt(deps, {
+        workspaceId: challenge.workspaceId,
+        eventType: 'auth.mfa_verify',
+        limit: 'mfaVerify',
+        origin,
+      });
+    }
+    throw rateLimitedError(decision);
+  }
   if (!parsed.success) {
     recordAudit(scope, {
       eventType: 'auth.mfa_verify',

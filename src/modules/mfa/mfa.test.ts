@@ -281,6 +281,15 @@ describe('second factor (TOTP)', () => {
     const limited = await verify(b.mfa_token, codeAt(user.totp));
     expect([limited.status, limited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The first refused code of the window is on record, once.
+    const again = await verify(a.mfa_token, codeAt(user.totp));
+    expect(again.status).toBe(429);
+    const rows = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.mfa_verify&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    const refusals = rows.body.data.filter((e: { details: { reason?: string } }) => e.details.reason === 'rate_limited');
+    expect(refusals.map((e: { request_id: string }) => e.request_id)).toContain(limited.headers.get('x-request-id'));
+    expect(refusals.map((e: { request_id: string }) => e.request_id)).not.toContain(again.headers.get('x-request-id'));
   });
 
   it('answers malformed codes 400 and never 500', async () => {
