@@ -179,7 +179,13 @@ export function externalSignInRoutes(deps: AppDeps): Router {
           (
             await resolveUser(
               scope,
-              { email, emailVerified: identity.emailVerified, profile: identity.profile, via: provider },
+              {
+                email,
+                emailVerified: identity.emailVerified,
+                profile: identity.profile,
+                via: provider,
+                subject: { provider, issuer: identity.issuer, subject: identity.subject },
+              },
               { create: true, roleKey: 'member' },
               deps.clock.now(),
             )

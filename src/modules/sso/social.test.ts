@@ -168,6 +168,52 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(verified.body.data.user.email).toBe(email);
   });
 
+  /** A sign-in as the provider's subject `sub`: where the callback sends the browser. */
+  async function asSubject(sub: string, claims: Record<string, unknown>): Promise<URL> {
+    const authorize = await start();
+    idp.signInAs({ sub, claims });
+    const res = await call(app, 'GET', onApp(await idp.authorize(authorize.href)), { headers: { 'x-forwarded-for': someIp() } });
+    expect(res.status).toBe(303);
+    return new URL(res.headers.get('location') as string);
+  }
+
+  async function exchangedUser(location: URL): Promise<{ id: string; email: string }> {
+    expect(location.searchParams.get('error'), location.searchParams.get('error_description') ?? '').toBeNull();
+    const exchanged = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: location.searchParams.get('code') },
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect(exchanged.status).toBe(200);
+    return exchanged.body.data.user;
+  }
+
+  it('recognises a returning user by the provider’s subject, verified email or not; another subject still needs a verified one', async () => {
+    const email = uniqueEmail('unverified');
+    const sub = `returning-${email}`;
+    const first = await exchangedUser(await asSubject(sub, { email, email_verified: false }));
+    expect(first).toMatchObject({ email, email_verified: false });
+    const again = await exchangedUser(await asSubject(sub, { email, email_verified: false }));
+    expect(again.id).toBe(first.id);
+    // The address changed at the provider: the subject still names the same account, whose email stays.
+    const moved = await exchangedUser(await asSubject(sub, { email: uniqueEmail('moved'), email_verified: false }));
+    expect(moved).toMatchObject({ id: first.id, email, email_verified: false });
+
+    const stranger = await asSubject(`stranger-${email}`, { email, email_verified: false });
+    expect(stranger.searchParams.get('error')).toBe('access_denied');
+    expect(stranger.searchParams.get('code')).toBeNull();
+
+    // An account made otherwise is linked by a verified email once; then its subject is enough.
+    const existing = uniqueEmail('linked');
+    const created = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: existing, password: 'existing passphrase' },
+    });
+    const linkedSub = `linked-${existing}`;
+    expect((await asSubject(linkedSub, { email: existing, email_verified: false })).searchParams.get('error')).toBe('access_denied');
+    expect((await exchangedUser(await asSubject(linkedSub, { email: existing, email_verified: true }))).id).toBe(created.body.data.id);
+    expect((await exchangedUser(await asSubject(linkedSub, { email: existing, email_verified: false }))).id).toBe(created.body.data.id);
+  });
+
   it('accepts a redirect_uri of the service or registered on an application, refuses others and unconfigured providers', async () => {
     const evil = await call(
       app,

@@ -226,6 +226,7 @@ export async function githubIdentity(row: SocialProvider, accessToken: string): 
   const emails = (await emailsRes.json()) as GitHubEmail[];
   const primary = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified);
   return {
+    issuer: row.config.issuer ?? 'https://github.com',
     subject: String(user.id),
     email: primary?.email.toLowerCase() ?? null,
     emailVerified: !!primary,
