@@ -440,5 +440,27 @@ describe('authorization endpoint and discovery', () => {
       await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
       await expect(oidc.fetchUserInfo(config, tokens.access_token, user.id)).rejects.toMatchObject({ status: 401 });
     });
+
+    it('introspection answers active: false for the tokens of a deactivated or deleted user, as userinfo and refresh refuse them', async () => {
+      const config = await relyingParty();
+      const changes = {
+        deactivated: (id: string) => call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { status: 'deactivated' } }),
+        deleted: (id: string) => call(app, 'DELETE', `/api/v1/users/${id}`, { token: ws.apiKey }),
+      };
+      for (const [label, change] of Object.entries(changes)) {
+        const user = await newUser();
+        const request = await codeRequest();
+        const callback = await signInThrough(new Browser(app.url), request.url, user.email);
+        const tokens = await oidc.authorizationCodeGrant(config, callback, {
+          pkceCodeVerifier: request.verifier,
+          expectedState: request.state,
+          expectedNonce: request.nonce,
+        });
+        expect((await oidc.tokenIntrospection(config, tokens.access_token)).active, label).toBe(true);
+        expect((await change(user.id)).status, label).toBe(200);
+        expect(await oidc.tokenIntrospection(config, tokens.access_token), label).toEqual({ active: false });
+        expect(await oidc.tokenIntrospection(config, tokens.refresh_token as string), label).toEqual({ active: false });
+      }
+    });
   });
 });

@@ -140,9 +140,10 @@ function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
  */
 export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthServer> {
   const { config, orm, log } = deps;
+  const findAccount = accountFinder(orm);
   const configuration: Configuration = {
     adapter: (name: string) => new PostgresAdapter(orm, name),
-    findAccount: accountFinder(orm),
+    findAccount,
     jwks: { keys: await deps.keys.idTokenKeys() },
     claims: CLAIMS,
     scopes: ['openid', 'offline_access', 'email', 'profile'],
@@ -180,12 +181,18 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
       introspection: {
         enabled: true,
         // Any client of the token's workspace may introspect it (a backend checking its SPA's tokens);
-        // a public client only its own tokens.
+        // a public client only its own tokens. A user's token is active only while its user is an
+        // account (findAccount: not deactivated, not deleted), as userinfo and refresh decide (RFC 7662:
+        // active means usable). Only introspection pays for that lookup.
         allowedPolicy: async (ctx, client, token) => {
-          if (token.clientId === client.clientId) return true;
-          if (client.clientAuthMethod === 'none' || !token.clientId) return false;
-          const owner = workspaceOf(await ctx.oidc.provider.Client.find(token.clientId));
-          return owner !== undefined && owner === workspaceOf(client);
+          if (token.clientId !== client.clientId) {
+            if (client.clientAuthMethod === 'none' || !token.clientId) return false;
+            const owner = workspaceOf(await ctx.oidc.provider.Client.find(token.clientId));
+            if (owner === undefined || owner !== workspaceOf(client)) return false;
+          }
+          // Client credentials tokens have no user.
+          const accountId = 'accountId' in token ? token.accountId : undefined;
+          return !accountId || (await findAccount(ctx, accountId)) !== undefined;
         },
       },
       // A client revokes its own tokens; another's are left alone (still 200, RFC 7009 2.2).
