@@ -241,6 +241,40 @@ describe('authorization endpoint and discovery', () => {
       expect(tokens.claims()?.nonce).toBe(nonce);
     });
 
+    it('takes the authorization request as a form POST too (OpenID Connect Core 3.1.2.1), answered as GET is', async () => {
+      const user = await newUser();
+      const browser = new Browser(app.url);
+      const request = await codeRequest();
+      const login = await browser.go(`${app.url}/oauth/authorize`, Object.fromEntries(new URL(request.url).searchParams));
+      expect(login.status, login.body).toBe(200);
+      const done = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: PASSWORD });
+      const callback = new URL(done.location as string);
+      expect(callback.origin + callback.pathname).toBe(CALLBACK);
+      expect(callback.searchParams.get('state')).toBe(request.state);
+      const tokens = await oidc.authorizationCodeGrant(await relyingParty(), callback, {
+        pkceCodeVerifier: request.verifier,
+        expectedState: request.state,
+        expectedNonce: request.nonce,
+      });
+      expect(tokens.claims()?.sub).toBe(user.id);
+
+      // The browser session is SameSite=None (a form posted from the application's site carries it):
+      // a silent POST of the signed-in browser gets its code at once, and one without scope the default.
+      const sessionCookie = done.headers.getSetCookie().find((c) => c.startsWith('_session='));
+      expect(sessionCookie?.toLowerCase()).toContain('samesite=none');
+      const silent = await codeRequest({ prompt: 'none', state: 'post-silent' });
+      const params = Object.fromEntries(new URL(silent.url).searchParams);
+      delete params.scope;
+      const back = new URL((await browser.go(`${app.url}/oauth/authorize`, params)).location as string);
+      expect(back.searchParams.get('state')).toBe('post-silent');
+      const silentTokens = await oidc.authorizationCodeGrant(await relyingParty(), back, {
+        pkceCodeVerifier: silent.verifier,
+        expectedState: 'post-silent',
+        expectedNonce: silent.nonce,
+      });
+      expect(silentTokens.scope).toBe('openid');
+    });
+
     it('prompt=none: login_required without a session; a code with one. prompt=login and max_age=0 ask again', async () => {
       const user = await newUser();
       const browser = new Browser(app.url);
@@ -339,6 +373,10 @@ describe('authorization endpoint and discovery', () => {
       const user = await newUser();
       const browser = new Browser(app.url);
       await signInThrough(browser, (await codeRequest()).url, user.email);
+      // RP-Initiated Logout 2: the end-session endpoint takes POST as well as GET.
+      const posted = await browser.go(`${app.url}/oauth/logout`, { client_id: web.id });
+      expect(posted.status).toBe(200);
+      expect(posted.body).toContain('Sign out from Portal?');
       const ask = await browser.go(`${app.url}/oauth/logout?client_id=${web.id}`);
       expect(ask.status).toBe(200);
       expect(ask.body).toContain('Sign out from Portal?');

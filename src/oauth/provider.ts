@@ -90,14 +90,17 @@ function policy() {
   return base;
 }
 
+/** The scope of an authorization request that names none (RFC 6749 §3.3): what every application here is for. */
+export const DEFAULT_SCOPE = 'openid';
+
 /**
- * RFC 6749 §3.3: an authorization request without `scope` is served with a default, `openid` (what
- * every application here is for), instead of failing after the user signed in: oidc-provider granted
- * nothing and answered `access_denied` once the sign-in was done.
+ * RFC 6749 §3.3: an authorization request without `scope` is served with a default, `openid`,
+ * instead of failing after the user signed in: oidc-provider granted nothing and answered
+ * `access_denied` once the sign-in was done. A POSTed request gets it in its body (oauth/routes.ts).
  */
 async function defaultScope(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
   if (ctx.method === 'GET' && ctx.path === OAUTH_ROUTES.authorization && !ctx.query.scope) {
-    ctx.query = { ...ctx.query, scope: 'openid' };
+    ctx.query = { ...ctx.query, scope: DEFAULT_SCOPE };
   }
   await next();
 }
@@ -159,10 +162,16 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     renderError,
     routes: OAUTH_ROUTES,
     interactions: { policy: policy(), url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    // OpenID Connect Core 3.1.2.1 and RP-Initiated Logout 2: the authorization and end-session
+    // endpoints take POST as well as GET. oidc-provider then needs the browser-session cookie to be
+    // SameSite=None, or a form posted from the application's site would arrive without it.
+    enableHttpPostMethods: true,
     cookies: {
       // Signed with the current master key's derived key; verified with the previous ones too (rotation).
       keys: deps.box.deriveKeys('oidc-provider cookies'),
-      long: { httpOnly: true, sameSite: 'lax' },
+      // The browser session (long): sent with a cross-site POST. The interaction cookies (short) stay
+      // Lax, so the hosted forms still refuse another site's posts (oauth/interactions.ts).
+      long: { httpOnly: true, sameSite: 'none' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
     ttl: {

@@ -5,7 +5,7 @@ import { rateLimitHeaders } from '../core/rate-limit.ts';
 import { getRequestInfo, setRequestInfo } from '../core/request-info.ts';
 import { interactionRoutes } from './interactions.ts';
 import { PAGE_CSP, STYLESHEET, STYLESHEET_PATH } from './pages.ts';
-import { OAUTH_ROUTES } from './provider.ts';
+import { DEFAULT_SCOPE, OAUTH_ROUTES } from './provider.ts';
 
 /** The paths oidc-provider answers; anything else under /oauth is ours (interactions) or a 404 in our envelope. */
 const PROVIDER_PATHS = new Set<string>([
@@ -94,12 +94,31 @@ function jsonToForm(text: string): string {
   return form.toString();
 }
 
+/** A POSTed authorization request's form with the default scope when it names none (see provider.ts `defaultScope`). */
+function withDefaultScope(text: string): string {
+  const form = new URLSearchParams(text);
+  if (form.get('scope')) return text;
+  form.set('scope', DEFAULT_SCOPE);
+  return form.toString();
+}
+
 /**
- * oidc-provider reads only form bodies on these endpoints, from the request stream. A JSON request is
- * handed on as a new request over the same socket whose stream is the equivalent form body.
+ * How a POST body must change before oidc-provider reads it, if at all: JSON where it reads only
+ * forms, and the default scope of an authorization request.
  */
-async function asFormRequest(req: Request): Promise<IncomingMessage> {
-  const body = jsonToForm(await readBody(req));
+function bodyRewrite(req: Request): ((text: string) => string) | undefined {
+  if (req.method !== 'POST') return undefined;
+  if (FORM_ENDPOINTS.has(req.path) && req.is('application/json') === 'application/json') return jsonToForm;
+  if (req.path === OAUTH_ROUTES.authorization && req.is('application/x-www-form-urlencoded')) return withDefaultScope;
+  return undefined;
+}
+
+/**
+ * oidc-provider reads bodies from the request stream. A body that must change is read here and the
+ * request handed on as a new one over the same socket, whose stream is the form body it stands for.
+ */
+async function asFormRequest(req: Request, rewrite: (text: string) => string): Promise<IncomingMessage> {
+  const body = rewrite(await readBody(req));
   const forwarded = new IncomingMessage(req.socket);
   forwarded.method = req.method;
   forwarded.url = req.url;
@@ -159,8 +178,8 @@ export function oauthRoutes(deps: AppDeps): Router {
       if (req.destroyed) return;
       if (trustProxy) forwardVerdict(req);
       res.setHeader('Content-Security-Policy', PROVIDER_CSP);
-      const json = req.method === 'POST' && FORM_ENDPOINTS.has(req.path) && req.is('application/json') === 'application/json';
-      await callback(json ? await asFormRequest(req) : req, res);
+      const rewrite = bodyRewrite(req);
+      await callback(rewrite ? await asFormRequest(req, rewrite) : req, res);
     } catch (error) {
       if (error instanceof BodyError) return sendOAuthError(res, 400, 'invalid_request', error.message);
       next(error);
