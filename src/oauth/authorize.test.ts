@@ -115,6 +115,41 @@ describe('authorization endpoint and discovery', () => {
       expect(oauthDoc.issuer).toBe(doc.issuer);
     });
 
+    it('answers a method a protocol endpoint does not take 405 with Allow and an RFC 6749 body, and keeps the ones it takes', async () => {
+      const cases = [
+        ['GET', '/oauth/token', 'POST, OPTIONS'],
+        ['PUT', '/oauth/token', 'POST, OPTIONS'],
+        ['GET', '/oauth/revoke', 'POST, OPTIONS'],
+        ['GET', '/oauth/introspect', 'POST, OPTIONS'],
+        ['DELETE', '/oauth/userinfo', 'GET, HEAD, POST, OPTIONS'],
+        ['PUT', '/oauth/authorize', 'GET, HEAD, POST'],
+        ['POST', '/.well-known/openid-configuration', 'GET, HEAD, OPTIONS'],
+        ['POST', '/.well-known/oauth-authorization-server', 'GET, HEAD, OPTIONS'],
+        ['POST', '/.well-known/jwks.json', 'GET, HEAD, OPTIONS'],
+      ] as const;
+      for (const [method, path, allow] of cases) {
+        const res = await fetch(`${app.url}${path}`, { method, headers: { 'x-forwarded-for': someIp() } });
+        const label = `${method} ${path}`;
+        expect(res.status, label).toBe(405);
+        expect(res.headers.get('allow'), label).toBe(allow);
+        expect(res.headers.get('x-request-id'), label).toBeTruthy();
+        expect(res.headers.get('content-type'), label).toContain('application/json');
+        expect(await res.json(), label).toEqual({ error: 'invalid_request', error_description: expect.stringContaining(method) });
+      }
+      // The methods they take still reach them.
+      const discovery = await fetch(`${app.url}/.well-known/openid-configuration`, { method: 'HEAD' });
+      expect(discovery.status).toBe(200);
+      const token = await fetch(`${app.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': someIp() },
+        body: 'grant_type=client_credentials',
+      });
+      expect([token.status, (await token.json()).error]).toEqual([401, 'invalid_client']);
+      const userinfo = await fetch(`${app.url}/oauth/userinfo`, { method: 'POST', headers: { 'x-forwarded-for': someIp() } });
+      expect(userinfo.status).toBe(401);
+      expect((await fetch(`${app.url}/.well-known/jwks.json`)).status).toBe(200);
+    });
+
     it('is described in the OpenAPI document with the other protocol endpoints', async () => {
       const { paths } = await (await fetch(`${app.url}/api/v1/openapi.json`)).json();
       for (const [path, method] of [
