@@ -32,6 +32,8 @@ export interface FlowState {
   source: string;
   /** SAML: the AuthnRequest id the response must answer. */
   requestId?: string;
+  /** The app's own `state`, handed back on its redirect with the result. */
+  appState?: string;
 }
 
 export interface StartedFlow {
@@ -132,11 +134,48 @@ export async function consumeState(deps: AppDeps, em: EntityManager, state: stri
   };
 }
 
-/** Where the app's page learns how the flow ended: `?code=` to exchange, or an OAuth-style `?error=`. */
-export function resultRedirect(redirectUri: string, params: Record<string, string>): string {
+/**
+ * Where the app's page learns how the flow ended: `?code=` to exchange, or an OAuth-style `?error=`,
+ * followed by the app's own `state` when it sent one.
+ */
+export function resultRedirect(redirectUri: string, params: Record<string, string>, appState?: string): string {
   const url = new URL(redirectUri);
   for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+  if (appState !== undefined) url.searchParams.set('state', appState);
   return url.href;
+}
+
+/** The OAuth errors (RFC 6749 §4.1.2.1) an identity provider's refusal reaches the app as. */
+export type RefusalError = 'access_denied' | 'temporarily_unavailable' | 'server_error';
+
+const REFUSALS: Record<RefusalError, string> = {
+  access_denied: 'The sign-in was cancelled or refused at the identity provider',
+  temporarily_unavailable: 'The identity provider is temporarily unavailable; try again later',
+  server_error: 'The identity provider could not complete the sign-in',
+};
+
+/** An OAuth error code as RFC 6749 spells them (printable ASCII without `"` and `\`), bounded. */
+const ERROR_CODE = /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/;
+
+/**
+ * The identity provider answered the callback with an OAuth error instead of a code: the user
+ * cancelled, or the provider refused. The app hears that error (`access_denied` for any the app has no
+ * use for), never that the answer "could not be verified".
+ */
+export class ProviderRefusal extends AppError {
+  readonly oauthError: RefusalError;
+  /** What the provider said, for the audit row (undefined when it is no well-formed error code). */
+  readonly providerError: string | undefined;
+
+  constructor(providerError: string) {
+    const oauthError = Object.hasOwn(REFUSALS, providerError) ? (providerError as RefusalError) : 'access_denied';
+    const known = ERROR_CODE.test(providerError) ? providerError : undefined;
+    const message =
+      oauthError === providerError ? REFUSALS[oauthError] : `The identity provider refused the sign-in (${known ?? 'an unknown error'})`;
+    super('FORBIDDEN', message);
+    this.oauthError = oauthError;
+    this.providerError = known;
+  }
 }
 
 /** A provider's own id of a user: what a returning user is recognised by (`user_identities`). */

@@ -214,6 +214,61 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect((await exchangedUser(await asSubject(linkedSub, { email: existing, email_verified: false }))).id).toBe(created.body.data.id);
   });
 
+  it('hands the app’s state back with the code and with an error; the provider’s access_denied reaches the app as that', async () => {
+    const appState = 'app:session 42/?&=x';
+    const startWith = async (state: string) => {
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&state=${encodeURIComponent(state)}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(302);
+      return new URL(res.headers.get('location') as string);
+    };
+    const authorize = await startWith(appState);
+    // The provider gets a state of our own, never the app's.
+    expect(authorize.searchParams.get('state')).not.toBe(appState);
+    const email = uniqueEmail('state');
+    idp.signInAs({ sub: `sub-${email}`, claims: { email, email_verified: true } });
+    const back = await call(app, 'GET', onApp(await idp.authorize(authorize.href)), { headers: { 'x-forwarded-for': someIp() } });
+    const location = new URL(back.headers.get('location') as string);
+    expect([...location.searchParams.keys()]).toEqual(['code', 'state']);
+    expect(location.searchParams.get('state')).toBe(appState);
+    expect((await exchangedUser(location)).email).toBe(email);
+
+    // The user cancels at the provider: access_denied, with the app's state, audited as the provider's refusal.
+    const cancelled = await startWith('cancel-1');
+    const res = await call(
+      app,
+      'GET',
+      `/api/v1/auth/oauth/oidc/callback?error=access_denied&state=${cancelled.searchParams.get('state')}`,
+      {
+        headers: { 'x-forwarded-for': someIp() },
+      },
+    );
+    expect(res.status).toBe(303);
+    const refused = new URL(res.headers.get('location') as string);
+    expect([...refused.searchParams.keys()]).toEqual(['error', 'error_description', 'state']);
+    expect(refused.searchParams.get('error')).toBe('access_denied');
+    expect(refused.searchParams.get('state')).toBe('cancel-1');
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', { token: ws.apiKey });
+    expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason)).toContain('provider_refused');
+
+    // Without a state from the app, none comes back.
+    const plain = await throughProvider(uniqueEmail('stateless'));
+    expect(plain.location.searchParams.has('state')).toBe(false);
+
+    for (const bad of [`state=${'x'.repeat(513)}`, 'state=a&state=b', 'state=%01', `state=${encodeURIComponent('é')}`]) {
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&${bad}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect([res.status, res.body.error?.code, res.body.error?.details?.[0]?.path], bad.slice(0, 20)).toEqual([
+        400,
+        'BAD_REQUEST',
+        'state',
+      ]);
+    }
+    expect((await startWith('y'.repeat(512))).origin).toBe(idp.issuer);
+  });
+
   it('accepts a redirect_uri of the service or registered on an application, refuses others and unconfigured providers', async () => {
     const evil = await call(
       app,
