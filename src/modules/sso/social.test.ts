@@ -23,7 +23,7 @@ describe('social sign-in through a generic OpenID provider', () => {
       token: ws.apiKey,
       body: { client_id: 'identity-service', client_secret: 'idp-client-secret', issuer: idp.issuer, display_name: 'Acme ID' },
     });
-    expect(put.status).toBe(200);
+    expect(put.status).toBe(201);
   });
   afterAll(async () => {
     await idp.close();
@@ -99,6 +99,47 @@ describe('social sign-in through a generic OpenID provider', () => {
       const res = await call(app, 'PUT', `/api/v1/auth/oauth/providers/${provider}`, { token: ws.apiKey, body });
       expect([res.status, res.body.error.code, res.body.error.details[0].path], provider).toEqual([400, 'BAD_REQUEST', path]);
     }
+  });
+
+  it('answers a PUT 201 when it creates the configuration and 200 when it replaces it; admins read it back, disabled too, without the secret', async () => {
+    const own = await createWorkspace(app, 'Provider settings');
+    const path = '/api/v1/auth/oauth/providers/github';
+    const never = await call(app, 'GET', path, { token: own.apiKey });
+    expect([never.status, never.body.error.code]).toEqual([404, 'NOT_FOUND']);
+
+    const created = await call(app, 'PUT', path, {
+      token: own.apiKey,
+      body: { client_id: 'gh-client', client_secret: 'gh-secret-value', enabled: false },
+    });
+    expect([created.status, created.body.data.enabled]).toEqual([201, false]);
+    const replaced = await call(app, 'PUT', path, { token: own.apiKey, body: { client_id: 'gh-client-2', enabled: false } });
+    expect([replaced.status, replaced.body.data.client_id]).toEqual([200, 'gh-client-2']);
+
+    const read = await call(app, 'GET', path, { token: own.apiKey });
+    expect(read.status).toBe(200);
+    expect(read.body.data).toEqual({
+      provider: 'github',
+      display_name: 'GitHub',
+      enabled: false,
+      client_id: 'gh-client-2',
+      client_secret_set: true,
+      issuer: null,
+      scopes: ['read:user', 'user:email'],
+      callback_url: `${base}/api/v1/auth/oauth/github/callback`,
+      updated_at: expect.any(String),
+    });
+    expect(JSON.stringify(read.body)).not.toContain('gh-secret');
+    // The public list shows enabled providers only.
+    expect((await call(app, 'GET', '/api/v1/auth/oauth/providers', { headers: { 'x-tenant-id': own.id } })).body.data).toEqual([]);
+
+    // organizations:read, like the PUT's organizations:write; another workspace's key sees nothing.
+    const email = uniqueEmail('member');
+    await call(app, 'POST', '/api/v1/users', { token: own.apiKey, body: { email, password: 'member passphrase' } });
+    const member = await signIn(app, own.id, email, 'member passphrase');
+    expect((await call(app, 'GET', path, { token: member.accessToken })).status).toBe(403);
+    expect((await call(app, 'GET', path)).status).toBe(401);
+    expect((await call(app, 'GET', path, { token: ws.apiKey })).status).toBe(404);
+    expect((await call(app, 'GET', '/api/v1/auth/oauth/providers/gitlab', { token: own.apiKey })).status).toBe(404);
   });
 
   it('redirects with state, nonce and PKCE, creates the user from the verified profile, and swaps the code once', async () => {
@@ -308,7 +349,7 @@ describe('social sign-in through a generic OpenID provider', () => {
         token: own.apiKey,
         body: { client_id: `${provider}-client`, client_secret: 'provider secret' },
       });
-      expect(put.status).toBe(200);
+      expect(put.status).toBe(201);
       const res = await call(app, 'GET', `/api/v1/auth/oauth/${provider}/start?workspace_id=${own.id}`);
       expect(res.status, JSON.stringify(res.body)).toBe(302);
       const location = new URL(res.headers.get('location') as string);
