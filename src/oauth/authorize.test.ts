@@ -154,6 +154,7 @@ describe('authorization endpoint and discovery', () => {
       const { paths } = await (await fetch(`${app.url}/api/v1/openapi.json`)).json();
       for (const [path, method] of [
         ['/oauth/authorize', 'get'],
+        ['/oauth/authorize', 'post'],
         ['/oauth/token', 'post'],
         ['/oauth/userinfo', 'get'],
         ['/oauth/revoke', 'post'],
