@@ -50,6 +50,11 @@ export interface Context {
   tenantHeader: string | null;
   /** Run after the request's transaction commits (kick the mailer, the webhook dispatcher…). */
   afterCommit: (() => void)[];
+  /**
+   * The success status a handler decided for this call (meta `createsOnPut`: 201 when its PUT created
+   * the resource). One object, shared by every narrowed copy of the context; the REST door reads it.
+   */
+  success: { status?: 200 | 201 };
 }
 
 /**
@@ -78,6 +83,7 @@ export function createContext(deps: AppDeps, req: IncomingMessage): Context {
     authorization: header(req, 'authorization'),
     tenantHeader: header(req, 'x-tenant-id'),
     afterCommit: [],
+    success: {},
   };
 }
 

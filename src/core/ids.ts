@@ -37,6 +37,7 @@ export type IdPrefix =
   | 'sso'
   | 'ptl'
   | 'ida'
+  | 'idn'
   | 'spr'
   | 'xsi'
   | 'msg'

@@ -175,7 +175,9 @@ export function restDoor(deps: AppDeps): RequestHandler {
     res.locals.route = route.template;
     try {
       const input = { ...(route.fromBody ? bodyInput(req, route.bodyMembers) : queryInput(req)), ...params };
-      sendData(res, route.successStatus, await invoke(route, createContext(deps, req), input));
+      const ctx = createContext(deps, req);
+      const data = await invoke(route, ctx, input);
+      sendData(res, ctx.success.status ?? route.successStatus, data);
     } catch (error) {
       const { appError, internal } = toAppError(pathParamsInvalid(error, params) ? new AppError('NOT_FOUND', 'No such resource') : error);
       if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, path: req.path, error });

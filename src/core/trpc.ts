@@ -33,6 +33,8 @@ import { recordRateLimitedAttempt } from './rate-limited-attempts.ts';
  */
 export type Meta = OpenApiMeta<{
   successStatus?: 200 | 201;
+  /** A PUT that creates its resource when there is none: 201 then (the handler sets `ctx.success`), else 200. */
+  createsOnPut?: true;
   singleStatement?: true;
   ownTransaction?: true;
   tenantHeader?: true;

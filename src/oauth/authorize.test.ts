@@ -115,10 +115,46 @@ describe('authorization endpoint and discovery', () => {
       expect(oauthDoc.issuer).toBe(doc.issuer);
     });
 
+    it('answers a method a protocol endpoint does not take 405 with Allow and an RFC 6749 body, and keeps the ones it takes', async () => {
+      const cases = [
+        ['GET', '/oauth/token', 'POST, OPTIONS'],
+        ['PUT', '/oauth/token', 'POST, OPTIONS'],
+        ['GET', '/oauth/revoke', 'POST, OPTIONS'],
+        ['GET', '/oauth/introspect', 'POST, OPTIONS'],
+        ['DELETE', '/oauth/userinfo', 'GET, HEAD, POST, OPTIONS'],
+        ['PUT', '/oauth/authorize', 'GET, HEAD, POST'],
+        ['POST', '/.well-known/openid-configuration', 'GET, HEAD, OPTIONS'],
+        ['POST', '/.well-known/oauth-authorization-server', 'GET, HEAD, OPTIONS'],
+        ['POST', '/.well-known/jwks.json', 'GET, HEAD, OPTIONS'],
+      ] as const;
+      for (const [method, path, allow] of cases) {
+        const res = await fetch(`${app.url}${path}`, { method, headers: { 'x-forwarded-for': someIp() } });
+        const label = `${method} ${path}`;
+        expect(res.status, label).toBe(405);
+        expect(res.headers.get('allow'), label).toBe(allow);
+        expect(res.headers.get('x-request-id'), label).toBeTruthy();
+        expect(res.headers.get('content-type'), label).toContain('application/json');
+        expect(await res.json(), label).toEqual({ error: 'invalid_request', error_description: expect.stringContaining(method) });
+      }
+      // The methods they take still reach them.
+      const discovery = await fetch(`${app.url}/.well-known/openid-configuration`, { method: 'HEAD' });
+      expect(discovery.status).toBe(200);
+      const token = await fetch(`${app.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': someIp() },
+        body: 'grant_type=client_credentials',
+      });
+      expect([token.status, (await token.json()).error]).toEqual([401, 'invalid_client']);
+      const userinfo = await fetch(`${app.url}/oauth/userinfo`, { method: 'POST', headers: { 'x-forwarded-for': someIp() } });
+      expect(userinfo.status).toBe(401);
+      expect((await fetch(`${app.url}/.well-known/jwks.json`)).status).toBe(200);
+    });
+
     it('is described in the OpenAPI document with the other protocol endpoints', async () => {
       const { paths } = await (await fetch(`${app.url}/api/v1/openapi.json`)).json();
       for (const [path, method] of [
         ['/oauth/authorize', 'get'],
+        ['/oauth/authorize', 'post'],
         ['/oauth/token', 'post'],
         ['/oauth/userinfo', 'get'],
         ['/oauth/revoke', 'post'],
@@ -241,6 +277,40 @@ describe('authorization endpoint and discovery', () => {
       expect(tokens.claims()?.nonce).toBe(nonce);
     });
 
+    it('takes the authorization request as a form POST too (OpenID Connect Core 3.1.2.1), answered as GET is', async () => {
+      const user = await newUser();
+      const browser = new Browser(app.url);
+      const request = await codeRequest();
+      const login = await browser.go(`${app.url}/oauth/authorize`, Object.fromEntries(new URL(request.url).searchParams));
+      expect(login.status, login.body).toBe(200);
+      const done = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: PASSWORD });
+      const callback = new URL(done.location as string);
+      expect(callback.origin + callback.pathname).toBe(CALLBACK);
+      expect(callback.searchParams.get('state')).toBe(request.state);
+      const tokens = await oidc.authorizationCodeGrant(await relyingParty(), callback, {
+        pkceCodeVerifier: request.verifier,
+        expectedState: request.state,
+        expectedNonce: request.nonce,
+      });
+      expect(tokens.claims()?.sub).toBe(user.id);
+
+      // The browser session is SameSite=None (a form posted from the application's site carries it):
+      // a silent POST of the signed-in browser gets its code at once, and one without scope the default.
+      const sessionCookie = done.headers.getSetCookie().find((c) => c.startsWith('_session='));
+      expect(sessionCookie?.toLowerCase()).toContain('samesite=none');
+      const silent = await codeRequest({ prompt: 'none', state: 'post-silent' });
+      const params = Object.fromEntries(new URL(silent.url).searchParams);
+      delete params.scope;
+      const back = new URL((await browser.go(`${app.url}/oauth/authorize`, params)).location as string);
+      expect(back.searchParams.get('state')).toBe('post-silent');
+      const silentTokens = await oidc.authorizationCodeGrant(await relyingParty(), back, {
+        pkceCodeVerifier: silent.verifier,
+        expectedState: 'post-silent',
+        expectedNonce: silent.nonce,
+      });
+      expect(silentTokens.scope).toBe('openid');
+    });
+
     it('prompt=none: login_required without a session; a code with one. prompt=login and max_age=0 ask again', async () => {
       const user = await newUser();
       const browser = new Browser(app.url);
@@ -339,6 +409,10 @@ describe('authorization endpoint and discovery', () => {
       const user = await newUser();
       const browser = new Browser(app.url);
       await signInThrough(browser, (await codeRequest()).url, user.email);
+      // RP-Initiated Logout 2: the end-session endpoint takes POST as well as GET.
+      const posted = await browser.go(`${app.url}/oauth/logout`, { client_id: web.id });
+      expect(posted.status).toBe(200);
+      expect(posted.body).toContain('Sign out from Portal?');
       const ask = await browser.go(`${app.url}/oauth/logout?client_id=${web.id}`);
       expect(ask.status).toBe(200);
       expect(ask.body).toContain('Sign out from Portal?');
@@ -439,6 +513,28 @@ describe('authorization endpoint and discovery', () => {
       );
       await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
       await expect(oidc.fetchUserInfo(config, tokens.access_token, user.id)).rejects.toMatchObject({ status: 401 });
+    });
+
+    it('introspection answers active: false for the tokens of a deactivated or deleted user, as userinfo and refresh refuse them', async () => {
+      const config = await relyingParty();
+      const changes = {
+        deactivated: (id: string) => call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { status: 'deactivated' } }),
+        deleted: (id: string) => call(app, 'DELETE', `/api/v1/users/${id}`, { token: ws.apiKey }),
+      };
+      for (const [label, change] of Object.entries(changes)) {
+        const user = await newUser();
+        const request = await codeRequest();
+        const callback = await signInThrough(new Browser(app.url), request.url, user.email);
+        const tokens = await oidc.authorizationCodeGrant(config, callback, {
+          pkceCodeVerifier: request.verifier,
+          expectedState: request.state,
+          expectedNonce: request.nonce,
+        });
+        expect((await oidc.tokenIntrospection(config, tokens.access_token)).active, label).toBe(true);
+        expect((await change(user.id)).status, label).toBe(200);
+        expect(await oidc.tokenIntrospection(config, tokens.access_token), label).toEqual({ active: false });
+        expect(await oidc.tokenIntrospection(config, tokens.refresh_token as string), label).toEqual({ active: false });
+      }
     });
   });
 });

@@ -83,6 +83,35 @@ export const PROTOCOL_SECURITY_SCHEMES = {
   OAuthAccessToken: { type: 'http', scheme: 'bearer', description: 'An access token issued by /oauth/token' },
 };
 
+/** The authorization request's parameters: in the query (GET) or the form body (POST). */
+const AUTHORIZE_PARAMS = [
+  query('response_type', 'Only code', true, { type: 'string', enum: ['code'] }),
+  query('client_id', 'The application id', true),
+  query('redirect_uri', 'Exactly one of the registered redirect URIs', true),
+  query('scope', 'openid, email, profile, offline_access; openid when omitted'),
+  query('state', 'Returned verbatim'),
+  query('nonce', 'Returned verbatim in the id_token'),
+  query('code_challenge', 'PKCE; required for spa and native applications'),
+  query('code_challenge_method', 'Only S256', false, { type: 'string', enum: ['S256'] }),
+  query('prompt', 'none, login or consent (consent with offline_access yields a refresh token)'),
+  query('max_age', 'Seconds since the last sign-in after which the user signs in again', false, { type: 'integer' }),
+  query('login_hint', 'Prefills the email on the sign-in page'),
+];
+
+const AUTHORIZE_RESPONSES = {
+  '303': { description: 'To the hosted sign-in, or back to redirect_uri with code, state and iss (or error and state)' },
+  '400': { description: 'HTML error page: unknown client or redirect URI mismatch (never redirected)' },
+};
+
+/** The same parameters as a form body's schema. */
+function authorizeForm(): Json {
+  return {
+    type: 'object',
+    required: AUTHORIZE_PARAMS.filter((p) => p.required).map((p) => p.name),
+    properties: Object.fromEntries(AUTHORIZE_PARAMS.map((p) => [p.name, { ...p.schema, description: p.description }])),
+  };
+}
+
 export function protocolPaths(): Record<string, Json> {
   return {
     '/oauth/authorize': {
@@ -90,23 +119,15 @@ export function protocolPaths(): Record<string, Json> {
         operationId: 'oauth-authorize',
         summary: 'OAuth 2.0 authorization (preview): code flow with PKCE; signs the user in on a hosted page',
         tags,
-        parameters: [
-          query('response_type', 'Only code', true, { type: 'string', enum: ['code'] }),
-          query('client_id', 'The application id', true),
-          query('redirect_uri', 'Exactly one of the registered redirect URIs', true),
-          query('scope', 'openid, email, profile, offline_access; openid when omitted'),
-          query('state', 'Returned verbatim'),
-          query('nonce', 'Returned verbatim in the id_token'),
-          query('code_challenge', 'PKCE; required for spa and native applications'),
-          query('code_challenge_method', 'Only S256', false, { type: 'string', enum: ['S256'] }),
-          query('prompt', 'none, login or consent (consent with offline_access yields a refresh token)'),
-          query('max_age', 'Seconds since the last sign-in after which the user signs in again', false, { type: 'integer' }),
-          query('login_hint', 'Prefills the email on the sign-in page'),
-        ],
-        responses: {
-          '303': { description: 'To the hosted sign-in, or back to redirect_uri with code, state and iss (or error and state)' },
-          '400': { description: 'HTML error page: unknown client or redirect URI mismatch (never redirected)' },
-        },
+        parameters: AUTHORIZE_PARAMS,
+        responses: AUTHORIZE_RESPONSES,
+      },
+      post: {
+        operationId: 'oauth-authorize-post',
+        summary: 'The same authorization request as a form post (OpenID Connect Core 3.1.2.1)',
+        tags,
+        requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: authorizeForm() } } },
+        responses: AUTHORIZE_RESPONSES,
       },
     },
     '/oauth/token': {

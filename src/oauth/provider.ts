@@ -90,14 +90,17 @@ function policy() {
   return base;
 }
 
+/** The scope of an authorization request that names none (RFC 6749 §3.3): what every application here is for. */
+export const DEFAULT_SCOPE = 'openid';
+
 /**
- * RFC 6749 §3.3: an authorization request without `scope` is served with a default, `openid` (what
- * every application here is for), instead of failing after the user signed in: oidc-provider granted
- * nothing and answered `access_denied` once the sign-in was done.
+ * RFC 6749 §3.3: an authorization request without `scope` is served with a default, `openid`,
+ * instead of failing after the user signed in: oidc-provider granted nothing and answered
+ * `access_denied` once the sign-in was done. A POSTed request gets it in its body (oauth/routes.ts).
  */
 async function defaultScope(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
   if (ctx.method === 'GET' && ctx.path === OAUTH_ROUTES.authorization && !ctx.query.scope) {
-    ctx.query = { ...ctx.query, scope: 'openid' };
+    ctx.query = { ...ctx.query, scope: DEFAULT_SCOPE };
   }
   await next();
 }
@@ -140,9 +143,10 @@ function param(ctx: KoaContextWithOIDC, name: string): string | undefined {
  */
 export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthServer> {
   const { config, orm, log } = deps;
+  const findAccount = accountFinder(orm);
   const configuration: Configuration = {
     adapter: (name: string) => new PostgresAdapter(orm, name),
-    findAccount: accountFinder(orm),
+    findAccount,
     jwks: { keys: await deps.keys.idTokenKeys() },
     claims: CLAIMS,
     scopes: ['openid', 'offline_access', 'email', 'profile'],
@@ -158,10 +162,16 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     renderError,
     routes: OAUTH_ROUTES,
     interactions: { policy: policy(), url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    // OpenID Connect Core 3.1.2.1 and RP-Initiated Logout 2: the authorization and end-session
+    // endpoints take POST as well as GET. oidc-provider then needs the browser-session cookie to be
+    // SameSite=None, or a form posted from the application's site would arrive without it.
+    enableHttpPostMethods: true,
     cookies: {
       // Signed with the current master key's derived key; verified with the previous ones too (rotation).
       keys: deps.box.deriveKeys('oidc-provider cookies'),
-      long: { httpOnly: true, sameSite: 'lax' },
+      // The browser session (long): sent with a cross-site POST. The interaction cookies (short) stay
+      // Lax, so the hosted forms still refuse another site's posts (oauth/interactions.ts).
+      long: { httpOnly: true, sameSite: 'none' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
     ttl: {
@@ -180,12 +190,18 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
       introspection: {
         enabled: true,
         // Any client of the token's workspace may introspect it (a backend checking its SPA's tokens);
-        // a public client only its own tokens.
+        // a public client only its own tokens. A user's token is active only while its user is an
+        // account (findAccount: not deactivated, not deleted), as userinfo and refresh decide (RFC 7662:
+        // active means usable). Only introspection pays for that lookup.
         allowedPolicy: async (ctx, client, token) => {
-          if (token.clientId === client.clientId) return true;
-          if (client.clientAuthMethod === 'none' || !token.clientId) return false;
-          const owner = workspaceOf(await ctx.oidc.provider.Client.find(token.clientId));
-          return owner !== undefined && owner === workspaceOf(client);
+          if (token.clientId !== client.clientId) {
+            if (client.clientAuthMethod === 'none' || !token.clientId) return false;
+            const owner = workspaceOf(await ctx.oidc.provider.Client.find(token.clientId));
+            if (owner === undefined || owner !== workspaceOf(client)) return false;
+          }
+          // Client credentials tokens have no user.
+          const accountId = 'accountId' in token ? token.accountId : undefined;
+          return !accountId || (await findAccount(ctx, accountId)) !== undefined;
         },
       },
       // A client revokes its own tokens; another's are left alone (still 200, RFC 7009 2.2).

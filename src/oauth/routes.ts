@@ -5,22 +5,38 @@ import { rateLimitHeaders } from '../core/rate-limit.ts';
 import { getRequestInfo, setRequestInfo } from '../core/request-info.ts';
 import { interactionRoutes } from './interactions.ts';
 import { PAGE_CSP, STYLESHEET, STYLESHEET_PATH } from './pages.ts';
-import { OAUTH_ROUTES } from './provider.ts';
+import { DEFAULT_SCOPE, OAUTH_ROUTES } from './provider.ts';
 
-/** The paths oidc-provider answers; anything else under /oauth is ours (interactions) or a 404 in our envelope. */
-const PROVIDER_PATHS = new Set<string>([
-  OAUTH_ROUTES.authorization,
-  OAUTH_ROUTES.token,
-  OAUTH_ROUTES.userinfo,
-  OAUTH_ROUTES.revocation,
-  OAUTH_ROUTES.introspection,
-  OAUTH_ROUTES.end_session,
-  `${OAUTH_ROUTES.end_session}/confirm`,
-  `${OAUTH_ROUTES.end_session}/success`,
-  '/.well-known/openid-configuration',
-  '/.well-known/oauth-authorization-server',
+/** A GET route answers HEAD too, in oidc-provider's router as in Express. */
+const READ = ['GET', 'HEAD'] as const;
+/** The CORS preflight a browser app sends first (oidc-provider's CORS routes, and ours for the JWKS). */
+const PREFLIGHT = 'OPTIONS';
+
+/**
+ * The paths oidc-provider answers, with every method each takes as provider.ts configures it; anything
+ * else under /oauth is ours (interactions) or a 404 in our envelope.
+ */
+const PROVIDER_METHODS = new Map<string, readonly string[]>([
+  [OAUTH_ROUTES.authorization, [...READ, 'POST']],
+  [OAUTH_ROUTES.token, ['POST', PREFLIGHT]],
+  [OAUTH_ROUTES.userinfo, [...READ, 'POST', PREFLIGHT]],
+  [OAUTH_ROUTES.revocation, ['POST', PREFLIGHT]],
+  [OAUTH_ROUTES.introspection, ['POST', PREFLIGHT]],
+  [OAUTH_ROUTES.end_session, [...READ, 'POST']],
+  [`${OAUTH_ROUTES.end_session}/confirm`, ['POST']],
+  [`${OAUTH_ROUTES.end_session}/success`, READ],
+  ['/.well-known/openid-configuration', [...READ, PREFLIGHT]],
+  ['/.well-known/oauth-authorization-server', [...READ, PREFLIGHT]],
 ]);
 const RESUME = new RegExp(`^${OAUTH_ROUTES.authorization}/[A-Za-z0-9_-]+$`);
+/** Served by `wellKnownRoutes` before these routes: only its other methods arrive here. */
+const JWKS_METHODS: readonly string[] = [...READ, PREFLIGHT];
+
+/** The methods a protocol path takes, or undefined for a path that is none. */
+function methodsOf(path: string): readonly string[] | undefined {
+  if (path === OAUTH_ROUTES.jwks) return JWKS_METHODS;
+  return PROVIDER_METHODS.get(path) ?? (RESUME.test(path) ? READ : undefined);
+}
 
 /** Endpoints whose form bodies may also come as JSON (CONTRACT: "/oauth/token accepts … (and JSON)"). */
 const FORM_ENDPOINTS = new Set<string>([OAUTH_ROUTES.token, OAUTH_ROUTES.revocation, OAUTH_ROUTES.introspection]);
@@ -29,16 +45,23 @@ const BODY_LIMIT = 56 * 1024;
 /** Provider pages may carry oidc-provider's one inline script (form_post); it adds that script's hash to script-src. */
 const PROVIDER_CSP = `${PAGE_CSP}; script-src 'self'`;
 
-export function isProviderPath(path: string): boolean {
-  return PROVIDER_PATHS.has(path) || RESUME.test(path);
-}
-
 /** An RFC 6749 error body: what OAuth clients parse. */
 export function sendOAuthError(res: Response, status: number, error: string, description: string, headers: Record<string, string> = {}) {
   res
     .status(status)
     .set({ 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers })
     .json({ error, error_description: description });
+}
+
+/**
+ * A method a protocol path does not take: 405 with `Allow` (RFC 9110 §15.5.6) and an RFC 6749 error
+ * body, where Koa's bare `404 Not Found` text used to answer.
+ */
+function methodNotAllowed(req: Request, res: Response, methods: readonly string[]): void {
+  const allowed = methods.filter((method) => method !== 'HEAD');
+  sendOAuthError(res, 405, 'invalid_request', `${req.method} is not supported at ${req.path}; use ${allowed.join(' or ')}`, {
+    Allow: methods.join(', '),
+  });
 }
 
 class BodyError extends Error {}
@@ -94,12 +117,31 @@ function jsonToForm(text: string): string {
   return form.toString();
 }
 
+/** A POSTed authorization request's form with the default scope when it names none (see provider.ts `defaultScope`). */
+function withDefaultScope(text: string): string {
+  const form = new URLSearchParams(text);
+  if (form.get('scope')) return text;
+  form.set('scope', DEFAULT_SCOPE);
+  return form.toString();
+}
+
 /**
- * oidc-provider reads only form bodies on these endpoints, from the request stream. A JSON request is
- * handed on as a new request over the same socket whose stream is the equivalent form body.
+ * How a POST body must change before oidc-provider reads it, if at all: JSON where it reads only
+ * forms, and the default scope of an authorization request.
  */
-async function asFormRequest(req: Request): Promise<IncomingMessage> {
-  const body = jsonToForm(await readBody(req));
+function bodyRewrite(req: Request): ((text: string) => string) | undefined {
+  if (req.method !== 'POST') return undefined;
+  if (FORM_ENDPOINTS.has(req.path) && req.is('application/json') === 'application/json') return jsonToForm;
+  if (req.path === OAUTH_ROUTES.authorization && req.is('application/x-www-form-urlencoded')) return withDefaultScope;
+  return undefined;
+}
+
+/**
+ * oidc-provider reads bodies from the request stream. A body that must change is read here and the
+ * request handed on as a new one over the same socket, whose stream is the form body it stands for.
+ */
+async function asFormRequest(req: Request, rewrite: (text: string) => string): Promise<IncomingMessage> {
+  const body = rewrite(await readBody(req));
   const forwarded = new IncomingMessage(req.socket);
   forwarded.method = req.method;
   forwarded.url = req.url;
@@ -146,7 +188,10 @@ export function oauthRoutes(deps: AppDeps): Router {
   routes.use(interactionRoutes(deps));
 
   routes.use(async (req, res, next) => {
-    if (!isProviderPath(req.path)) return next();
+    const methods = methodsOf(req.path);
+    if (!methods) return next();
+    if (!methods.includes(req.method)) return methodNotAllowed(req, res, methods);
+    if (req.path === OAUTH_ROUTES.jwks) return next();
     try {
       if (req.method === 'POST' && req.path === OAUTH_ROUTES.token) {
         const decision = await deps.rateLimits.consume('oauthToken', getRequestInfo(req).ip);
@@ -159,8 +204,8 @@ export function oauthRoutes(deps: AppDeps): Router {
       if (req.destroyed) return;
       if (trustProxy) forwardVerdict(req);
       res.setHeader('Content-Security-Policy', PROVIDER_CSP);
-      const json = req.method === 'POST' && FORM_ENDPOINTS.has(req.path) && req.is('application/json') === 'application/json';
-      await callback(json ? await asFormRequest(req) : req, res);
+      const rewrite = bodyRewrite(req);
+      await callback(rewrite ? await asFormRequest(req, rewrite) : req, res);
     } catch (error) {
       if (error instanceof BodyError) return sendOAuthError(res, 400, 'invalid_request', error.message);
       next(error);

@@ -32,6 +32,8 @@ export interface FlowState {
   source: string;
   /** SAML: the AuthnRequest id the response must answer. */
   requestId?: string;
+  /** The app's own `state`, handed back on its redirect with the result. */
+  appState?: string;
 }
 
 export interface StartedFlow {
@@ -132,11 +134,56 @@ export async function consumeState(deps: AppDeps, em: EntityManager, state: stri
   };
 }
 
-/** Where the app's page learns how the flow ended: `?code=` to exchange, or an OAuth-style `?error=`. */
-export function resultRedirect(redirectUri: string, params: Record<string, string>): string {
+/**
+ * Where the app's page learns how the flow ended: `?code=` to exchange, or an OAuth-style `?error=`,
+ * followed by the app's own `state` when it sent one.
+ */
+export function resultRedirect(redirectUri: string, params: Record<string, string>, appState?: string): string {
   const url = new URL(redirectUri);
   for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+  if (appState !== undefined) url.searchParams.set('state', appState);
   return url.href;
+}
+
+/** The OAuth errors (RFC 6749 §4.1.2.1) an identity provider's refusal reaches the app as. */
+export type RefusalError = 'access_denied' | 'temporarily_unavailable' | 'server_error';
+
+const REFUSALS: Record<RefusalError, string> = {
+  access_denied: 'The sign-in was cancelled or refused at the identity provider',
+  temporarily_unavailable: 'The identity provider is temporarily unavailable; try again later',
+  server_error: 'The identity provider could not complete the sign-in',
+};
+
+/** An OAuth error code as RFC 6749 spells them (printable ASCII without `"` and `\`), bounded. */
+const ERROR_CODE = /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/;
+
+/**
+ * The identity provider answered the callback with an OAuth error instead of a code: the user
+ * cancelled, or the provider refused. The app hears that error (`access_denied` for any the app has no
+ * use for), never that the answer "could not be verified".
+ */
+export class ProviderRefusal extends AppError {
+  readonly oauthError: RefusalError;
+  /** What the provider said, for the audit row (undefined when it is no well-formed error code). */
+  readonly providerError: string | undefined;
+
+  constructor(providerError: string) {
+    const oauthError = Object.hasOwn(REFUSALS, providerError) ? (providerError as RefusalError) : 'access_denied';
+    const known = ERROR_CODE.test(providerError) ? providerError : undefined;
+    const message =
+      oauthError === providerError ? REFUSALS[oauthError] : `The identity provider refused the sign-in (${known ?? 'an unknown error'})`;
+    super('FORBIDDEN', message);
+    this.oauthError = oauthError;
+    this.providerError = known;
+  }
+}
+
+/** A provider's own id of a user: what a returning user is recognised by (`user_identities`). */
+export interface ProviderSubject {
+  /** The social provider's name (google, github, microsoft, oidc). */
+  provider: string;
+  issuer: string;
+  subject: string;
 }
 
 export interface ExternalIdentity {
@@ -146,6 +193,8 @@ export interface ExternalIdentity {
   profile: Record<string, unknown>;
   /** For audit rows: which provider or organization. */
   via: string;
+  /** Social sign-in: the provider's subject, looked up before the email and linked to the account. */
+  subject?: ProviderSubject;
 }
 
 export interface Provisioning {
@@ -161,18 +210,45 @@ function displayName(mapped: Record<string, unknown>): string | null {
   return parts.length ? parts.join(' ').slice(0, 200) : null;
 }
 
+/** The account a provider's subject was linked to, if any. */
+async function linkedUser(em: EntityManager, workspaceId: string, subject: ProviderSubject): Promise<User | null> {
+  const [row] = await em.execute<{ user_id: string }[]>(
+    'select user_id from user_identities where workspace_id = ? and issuer = ? and subject = ?',
+    [workspaceId, subject.issuer, subject.subject],
+  );
+  return row ? em.findOne(User, { id: row.user_id }) : null;
+}
+
+/** Links a provider's subject to an account; a link that exists already (a concurrent sign-in) stays. */
+async function linkSubject(em: EntityManager, workspaceId: string, userId: string, subject: ProviderSubject, now: Date): Promise<void> {
+  await em.execute(
+    `insert into user_identities (id, workspace_id, user_id, provider, issuer, subject, created_at) values (?, ?, ?, ?, ?, ?, ?)
+     on conflict (workspace_id, issuer, subject) do nothing`,
+    [newId('idn'), workspaceId, userId, subject.provider, subject.issuer, subject.subject, now],
+  );
+}
+
+/** A subject worth keeping: both parts known (an OAuth provider without an id_token has no `sub`). */
+function usableSubject(subject: ProviderSubject | undefined): ProviderSubject | undefined {
+  return subject?.issuer && subject.subject ? subject : undefined;
+}
+
 /**
- * The account an external identity signs in to. An existing account is linked only when the
- * provider vouches for the email (an unverified address would let anyone claim someone's account).
- * Enabled identity-provider attributes are written onto the user's metadata.
+ * The account an external identity signs in to: first the one its provider subject is linked to
+ * (it created that account, or was linked to it before), then the account with its email. An
+ * existing account is linked by email only when the provider vouches for the email (an unverified
+ * address would let anyone claim someone's account). Enabled identity-provider attributes are
+ * written onto the user's metadata.
  */
 export async function resolveUser(scope: AuditScope, identity: ExternalIdentity, provisioning: Provisioning, now: Date): Promise<User> {
   const { em } = scope;
   em.setFilterParams(TENANT_FILTER, { workspaceId: scope.workspaceId });
   const mapped = await mapProfile(em, identity.profile);
-  let user = await em.findOne(User, { email: identity.email });
+  const subject = usableSubject(identity.subject);
+  const linked = subject ? await linkedUser(em, scope.workspaceId, subject) : null;
+  let user = linked ?? (await em.findOne(User, { email: identity.email }));
   if (user) {
-    if (!identity.emailVerified) {
+    if (!linked && !identity.emailVerified) {
       throw new AppError(
         'FORBIDDEN',
         'The identity provider has not verified this email address, so it cannot sign in to an existing account',
@@ -208,9 +284,11 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
   }
   if (Object.keys(mapped).length > 0) user.metadata = { ...user.metadata, ...mapped };
   user.name ??= displayName(mapped);
-  if (identity.emailVerified) user.emailVerified = true;
+  // A subject found by its link may now show another address than the account's: that one proves nothing.
+  if (identity.emailVerified && identity.email === user.email) user.emailVerified = true;
   user.updatedAt = now;
   await em.flush();
+  if (subject && !linked) await linkSubject(em, scope.workspaceId, user.id, subject, now);
   return user;
 }
 

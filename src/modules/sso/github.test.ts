@@ -60,7 +60,7 @@ describe('social sign-in with the GitHub preset', () => {
       token: ws.apiKey,
       body: { client_id: 'gh-client', client_secret: 'gh-secret', github_base_url: githubUrl },
     });
-    expect(put.status).toBe(200);
+    expect(put.status).toBe(201);
     expect(put.body.data).toMatchObject({ provider: 'github', display_name: 'GitHub', scopes: ['read:user', 'user:email'] });
   });
   afterAll(async () => {

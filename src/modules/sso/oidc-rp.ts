@@ -130,6 +130,9 @@ export async function authorizationRequest(
 }
 
 export interface ProviderIdentity {
+  /** Who vouches for the subject: the id_token's `iss` (GitHub: its base URL); '' when unknown. */
+  issuer: string;
+  /** The provider's stable id of the user (`sub`); '' when the provider sent none. */
   subject: string;
   email: string | null;
   emailVerified: boolean;
@@ -154,7 +157,7 @@ export async function redeemCode(
   });
   const claims = tokens.claims();
   if (!claims) {
-    return { subject: '', email: null, emailVerified: false, profile: {}, accessToken: tokens.access_token };
+    return { issuer: '', subject: '', email: null, emailVerified: false, profile: {}, accessToken: tokens.access_token };
   }
   let profile: Record<string, unknown> = { ...claims };
   if (config.serverMetadata().userinfo_endpoint) {
@@ -162,6 +165,7 @@ export async function redeemCode(
     profile = { ...info, ...profile };
   }
   return {
+    issuer: claims.iss,
     subject: claims.sub,
     email: typeof profile.email === 'string' ? profile.email.toLowerCase() : null,
     emailVerified: profile.email_verified === true,

@@ -18,6 +18,10 @@ const ERROR = { description: 'The envelope error (BAD_REQUEST, NOT_FOUND, RATE_L
 
 const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID)');
 const redirectUri = param('redirect_uri', 'query', 'Where the result goes: one of the workspace’s applications’ redirect URIs');
+const appState: Json = {
+  ...param('state', 'query', 'The app’s own opaque value, handed back on redirect_uri with the code or the error (login CSRF protection)'),
+  schema: { type: 'string', maxLength: 512, pattern: '^[\\x20-\\x7e]+$' },
+};
 
 export function browserSignInPaths(): Record<string, Json> {
   return {
@@ -30,6 +34,7 @@ export function browserSignInPaths(): Record<string, Json> {
           param('provider', 'path', 'google, microsoft, github or oidc (a generic OpenID Connect provider)'),
           workspace,
           redirectUri,
+          appState,
         ],
         responses: { '302': { description: 'To the provider’s authorization page' }, '400': ERROR, '404': ERROR, '429': ERROR },
       },
@@ -43,8 +48,12 @@ export function browserSignInPaths(): Record<string, Json> {
           param('provider', 'path', 'The provider the sign-in started with'),
           param('state', 'query', 'From the start', true),
           param('code', 'query', 'From the provider'),
+          param('error', 'query', 'From the provider instead of a code (access_denied when the user cancelled)'),
         ],
-        responses: { '303': { description: 'To redirect_uri with code, or with error and error_description' }, '400': ERROR },
+        responses: {
+          '303': { description: 'To redirect_uri with code, or with error and error_description; then the app’s state, if it sent one' },
+          '400': ERROR,
+        },
       },
     },
     '/api/v1/auth/sso/start': {
@@ -57,6 +66,7 @@ export function browserSignInPaths(): Record<string, Json> {
           param('email', 'query', 'The user’s email; its domain picks the organization'),
           param('organization_id', 'query', 'Or the organization'),
           redirectUri,
+          appState,
         ],
         responses: { '302': { description: 'To the organization’s identity provider' }, '400': ERROR, '404': ERROR },
       },

@@ -18,6 +18,7 @@ import {
   checkRedirectUri,
   consumeState,
   issueCode,
+  ProviderRefusal,
   resolveUser,
   resultRedirect,
   ssoUser,
@@ -36,6 +37,32 @@ function query(req: Request, name: string): string | undefined {
   if (typeof value !== 'string' || value === '') return undefined;
   if (!isStorableText(value)) throw new UnstorableTextError([name]);
   return value;
+}
+
+/** The app's `state`: opaque printable text (RFC 6749's VSCHAR), bounded like the redirect URI. */
+const APP_STATE = /^[\x20-\x7e]{1,512}$/;
+
+/**
+ * The app's own `state` at the start of a sign-in, if it sent one: handed back on its redirect with
+ * the result, so the app ties the result to the browser session that asked for it (a login CSRF
+ * otherwise hands a victim the attacker's code), as Auth0 and WorkOS do. Sent twice or not printable
+ * text of at most 512 characters is 400.
+ */
+function appState(req: Request): string | undefined {
+  const value = req.query.state;
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string' || !APP_STATE.test(value)) {
+    throw new AppError('BAD_REQUEST', 'state must be one value of at most 512 printable ASCII characters', {
+      details: [{ path: 'state', message: 'at most 512 printable ASCII characters, sent once' }],
+    });
+  }
+  return value;
+}
+
+/** The provider answered the callback with an OAuth error instead of a code (the user cancelled, or it refused). */
+function refuseProviderError(req: Request): void {
+  const error = query(req, 'error');
+  if (error !== undefined) throw new ProviderRefusal(error);
 }
 
 /** The browser flows' answers: a redirect when they go on, the envelope when they cannot. */
@@ -85,10 +112,11 @@ async function finish(
     const provision = await identify(em);
     const userId = await em.transactional((tx) => provision({ ...scope, em: tx }));
     const code = await issueCode(deps, em, flow.id, userId);
-    res.redirect(303, resultRedirect(flow.redirectUri, { code }));
+    res.redirect(303, resultRedirect(flow.redirectUri, { code }, flow.flow.appState));
   } catch (error) {
     const { appError, internal } = toAppError(error);
     if (internal) deps.log.warn('external sign-in refused', { error: error instanceof Error ? error.message : String(error) });
+    const refusal = appError instanceof ProviderRefusal ? appError : undefined;
     const failure = em.fork();
     failure.setFilterParams(TENANT_FILTER, { workspaceId: flow.workspaceId });
     recordAudit(
@@ -96,16 +124,25 @@ async function finish(
       {
         eventType: 'auth.login',
         outcome: 'failure',
-        details: { method: flow.kind, via: flow.flow.source, reason: internal ? 'provider_error' : appError.appCode },
+        details: {
+          method: flow.kind,
+          via: flow.flow.source,
+          reason: refusal ? 'provider_refused' : internal ? 'provider_error' : appError.appCode,
+          ...(refusal ? { provider_error: refusal.providerError } : {}),
+        },
       },
     );
     await failure.flush();
     res.redirect(
       303,
-      resultRedirect(flow.redirectUri, {
-        error: 'access_denied',
-        error_description: internal ? 'The identity provider’s answer could not be verified' : appError.message,
-      }),
+      resultRedirect(
+        flow.redirectUri,
+        {
+          error: refusal?.oauthError ?? 'access_denied',
+          error_description: internal ? 'The identity provider’s answer could not be verified' : appError.message,
+        },
+        flow.flow.appState,
+      ),
     );
   }
 }
@@ -141,6 +178,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       const em = deps.orm.em.fork();
       em.setFilterParams(TENANT_FILTER, { workspaceId });
       const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
+      const forApp = appState(req);
       const row = await enabledProvider(em, String(req.params.provider));
       const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
       const state = randomBytes(32).toString('base64url');
@@ -155,7 +193,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         kind: 'social',
         redirectUri,
         state,
-        flow: { source: row.provider, codeVerifier: request.codeVerifier, nonce: request.nonce },
+        flow: { source: row.provider, codeVerifier: request.codeVerifier, nonce: request.nonce, appState: forApp },
       });
       res.redirect(302, request.url);
     }),
@@ -172,6 +210,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       await finish(deps, res, flow, originOfRequest(req), async (em) => {
         if (flow.flow.source !== provider)
           throw new AppError('BAD_REQUEST', 'The callback came from another provider than the sign-in started with');
+        refuseProviderError(req);
         const identity = await socialIdentity(deps, em, req, flow, provider);
         const email = identity.email;
         if (!email) throw new AppError('FORBIDDEN', 'The provider did not share a verified email address');
@@ -179,7 +218,13 @@ export function externalSignInRoutes(deps: AppDeps): Router {
           (
             await resolveUser(
               scope,
-              { email, emailVerified: identity.emailVerified, profile: identity.profile, via: provider },
+              {
+                email,
+                emailVerified: identity.emailVerified,
+                profile: identity.profile,
+                via: provider,
+                subject: { provider, issuer: identity.issuer, subject: identity.subject },
+              },
               { create: true, roleKey: 'member' },
               deps.clock.now(),
             )
@@ -198,6 +243,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       const em = deps.orm.em.fork();
       em.setFilterParams(TENANT_FILTER, { workspaceId });
       const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
+      const forApp = appState(req);
       const org = organizationId
         ? isId('org', organizationId)
           ? await em.findOne(Organization, { id: organizationId })
@@ -216,7 +262,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
             take: async () => false,
           },
         });
-        await startFlow(deps, em, { workspaceId, kind: 'sso', redirectUri, state, flow: { source: org.id, requestId } });
+        await startFlow(deps, em, { workspaceId, kind: 'sso', redirectUri, state, flow: { source: org.id, requestId, appState: forApp } });
         res.redirect(302, request.url);
         return;
       }
@@ -238,7 +284,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         kind: 'sso',
         redirectUri,
         state,
-        flow: { source: org.id, codeVerifier: request.codeVerifier, nonce: request.nonce },
+        flow: { source: org.id, codeVerifier: request.codeVerifier, nonce: request.nonce, appState: forApp },
       });
       res.redirect(302, request.url);
     }),
@@ -251,6 +297,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       if (!state) throw new AppError('BAD_REQUEST', 'The callback has no state');
       const flow = await consumeState(deps, deps.orm.em.fork(), state, 'sso');
       await finish(deps, res, flow, originOfRequest(req), async (em) => {
+        refuseProviderError(req);
         const org = await em.findOne(Organization, { id: flow.flow.source });
         const connection = org ? await findConnection(em, org.id) : null;
         if (!org || !connection || connection.kind !== 'oidc' || !org.sso.enabled) {

@@ -23,7 +23,7 @@ describe('social sign-in through a generic OpenID provider', () => {
       token: ws.apiKey,
       body: { client_id: 'identity-service', client_secret: 'idp-client-secret', issuer: idp.issuer, display_name: 'Acme ID' },
     });
-    expect(put.status).toBe(200);
+    expect(put.status).toBe(201);
   });
   afterAll(async () => {
     await idp.close();
@@ -101,6 +101,47 @@ describe('social sign-in through a generic OpenID provider', () => {
     }
   });
 
+  it('answers a PUT 201 when it creates the configuration and 200 when it replaces it; admins read it back, disabled too, without the secret', async () => {
+    const own = await createWorkspace(app, 'Provider settings');
+    const path = '/api/v1/auth/oauth/providers/github';
+    const never = await call(app, 'GET', path, { token: own.apiKey });
+    expect([never.status, never.body.error.code]).toEqual([404, 'NOT_FOUND']);
+
+    const created = await call(app, 'PUT', path, {
+      token: own.apiKey,
+      body: { client_id: 'gh-client', client_secret: 'gh-secret-value', enabled: false },
+    });
+    expect([created.status, created.body.data.enabled]).toEqual([201, false]);
+    const replaced = await call(app, 'PUT', path, { token: own.apiKey, body: { client_id: 'gh-client-2', enabled: false } });
+    expect([replaced.status, replaced.body.data.client_id]).toEqual([200, 'gh-client-2']);
+
+    const read = await call(app, 'GET', path, { token: own.apiKey });
+    expect(read.status).toBe(200);
+    expect(read.body.data).toEqual({
+      provider: 'github',
+      display_name: 'GitHub',
+      enabled: false,
+      client_id: 'gh-client-2',
+      client_secret_set: true,
+      issuer: null,
+      scopes: ['read:user', 'user:email'],
+      callback_url: `${base}/api/v1/auth/oauth/github/callback`,
+      updated_at: expect.any(String),
+    });
+    expect(JSON.stringify(read.body)).not.toContain('gh-secret');
+    // The public list shows enabled providers only.
+    expect((await call(app, 'GET', '/api/v1/auth/oauth/providers', { headers: { 'x-tenant-id': own.id } })).body.data).toEqual([]);
+
+    // organizations:read, like the PUT's organizations:write; another workspace's key sees nothing.
+    const email = uniqueEmail('member');
+    await call(app, 'POST', '/api/v1/users', { token: own.apiKey, body: { email, password: 'member passphrase' } });
+    const member = await signIn(app, own.id, email, 'member passphrase');
+    expect((await call(app, 'GET', path, { token: member.accessToken })).status).toBe(403);
+    expect((await call(app, 'GET', path)).status).toBe(401);
+    expect((await call(app, 'GET', path, { token: ws.apiKey })).status).toBe(404);
+    expect((await call(app, 'GET', '/api/v1/auth/oauth/providers/gitlab', { token: own.apiKey })).status).toBe(404);
+  });
+
   it('redirects with state, nonce and PKCE, creates the user from the verified profile, and swaps the code once', async () => {
     const authorize = await start();
     expect(authorize.origin).toBe(idp.issuer);
@@ -168,6 +209,107 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(verified.body.data.user.email).toBe(email);
   });
 
+  /** A sign-in as the provider's subject `sub`: where the callback sends the browser. */
+  async function asSubject(sub: string, claims: Record<string, unknown>): Promise<URL> {
+    const authorize = await start();
+    idp.signInAs({ sub, claims });
+    const res = await call(app, 'GET', onApp(await idp.authorize(authorize.href)), { headers: { 'x-forwarded-for': someIp() } });
+    expect(res.status).toBe(303);
+    return new URL(res.headers.get('location') as string);
+  }
+
+  async function exchangedUser(location: URL): Promise<{ id: string; email: string }> {
+    expect(location.searchParams.get('error'), location.searchParams.get('error_description') ?? '').toBeNull();
+    const exchanged = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: location.searchParams.get('code') },
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect(exchanged.status).toBe(200);
+    return exchanged.body.data.user;
+  }
+
+  it('recognises a returning user by the provider’s subject, verified email or not; another subject still needs a verified one', async () => {
+    const email = uniqueEmail('unverified');
+    const sub = `returning-${email}`;
+    const first = await exchangedUser(await asSubject(sub, { email, email_verified: false }));
+    expect(first).toMatchObject({ email, email_verified: false });
+    const again = await exchangedUser(await asSubject(sub, { email, email_verified: false }));
+    expect(again.id).toBe(first.id);
+    // The address changed at the provider: the subject still names the same account, whose email stays.
+    const moved = await exchangedUser(await asSubject(sub, { email: uniqueEmail('moved'), email_verified: false }));
+    expect(moved).toMatchObject({ id: first.id, email, email_verified: false });
+
+    const stranger = await asSubject(`stranger-${email}`, { email, email_verified: false });
+    expect(stranger.searchParams.get('error')).toBe('access_denied');
+    expect(stranger.searchParams.get('code')).toBeNull();
+
+    // An account made otherwise is linked by a verified email once; then its subject is enough.
+    const existing = uniqueEmail('linked');
+    const created = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: existing, password: 'existing passphrase' },
+    });
+    const linkedSub = `linked-${existing}`;
+    expect((await asSubject(linkedSub, { email: existing, email_verified: false })).searchParams.get('error')).toBe('access_denied');
+    expect((await exchangedUser(await asSubject(linkedSub, { email: existing, email_verified: true }))).id).toBe(created.body.data.id);
+    expect((await exchangedUser(await asSubject(linkedSub, { email: existing, email_verified: false }))).id).toBe(created.body.data.id);
+  });
+
+  it('hands the app’s state back with the code and with an error; the provider’s access_denied reaches the app as that', async () => {
+    const appState = 'app:session 42/?&=x';
+    const startWith = async (state: string) => {
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&state=${encodeURIComponent(state)}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(302);
+      return new URL(res.headers.get('location') as string);
+    };
+    const authorize = await startWith(appState);
+    // The provider gets a state of our own, never the app's.
+    expect(authorize.searchParams.get('state')).not.toBe(appState);
+    const email = uniqueEmail('state');
+    idp.signInAs({ sub: `sub-${email}`, claims: { email, email_verified: true } });
+    const back = await call(app, 'GET', onApp(await idp.authorize(authorize.href)), { headers: { 'x-forwarded-for': someIp() } });
+    const location = new URL(back.headers.get('location') as string);
+    expect([...location.searchParams.keys()]).toEqual(['code', 'state']);
+    expect(location.searchParams.get('state')).toBe(appState);
+    expect((await exchangedUser(location)).email).toBe(email);
+
+    // The user cancels at the provider: access_denied, with the app's state, audited as the provider's refusal.
+    const cancelled = await startWith('cancel-1');
+    const res = await call(
+      app,
+      'GET',
+      `/api/v1/auth/oauth/oidc/callback?error=access_denied&state=${cancelled.searchParams.get('state')}`,
+      {
+        headers: { 'x-forwarded-for': someIp() },
+      },
+    );
+    expect(res.status).toBe(303);
+    const refused = new URL(res.headers.get('location') as string);
+    expect([...refused.searchParams.keys()]).toEqual(['error', 'error_description', 'state']);
+    expect(refused.searchParams.get('error')).toBe('access_denied');
+    expect(refused.searchParams.get('state')).toBe('cancel-1');
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', { token: ws.apiKey });
+    expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason)).toContain('provider_refused');
+
+    // Without a state from the app, none comes back.
+    const plain = await throughProvider(uniqueEmail('stateless'));
+    expect(plain.location.searchParams.has('state')).toBe(false);
+
+    for (const bad of [`state=${'x'.repeat(513)}`, 'state=a&state=b', 'state=%01', `state=${encodeURIComponent('é')}`]) {
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&${bad}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect([res.status, res.body.error?.code, res.body.error?.details?.[0]?.path], bad.slice(0, 20)).toEqual([
+        400,
+        'BAD_REQUEST',
+        'state',
+      ]);
+    }
+    expect((await startWith('y'.repeat(512))).origin).toBe(idp.issuer);
+  });
+
   it('accepts a redirect_uri of the service or registered on an application, refuses others and unconfigured providers', async () => {
     const evil = await call(
       app,
@@ -207,7 +349,7 @@ describe('social sign-in through a generic OpenID provider', () => {
         token: own.apiKey,
         body: { client_id: `${provider}-client`, client_secret: 'provider secret' },
       });
-      expect(put.status).toBe(200);
+      expect(put.status).toBe(201);
       const res = await call(app, 'GET', `/api/v1/auth/oauth/${provider}/start?workspace_id=${own.id}`);
       expect(res.status, JSON.stringify(res.body)).toBe(302);
       const location = new URL(res.headers.get('location') as string);

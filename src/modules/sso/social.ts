@@ -83,19 +83,19 @@ export const putProviderInput = z.strictObject({
   enabled: z.boolean().default(true),
 });
 
-export const providerOutput = z
-  .object({
-    provider: providerNameInput,
-    display_name: z.string(),
-    enabled: z.boolean(),
-    client_id: z.string(),
-    client_secret: z.string(),
-    issuer: z.string().nullable(),
-    scopes: z.array(z.string()),
-    callback_url: z.string(),
-    updated_at: z.string(),
-  })
-  .meta({ id: 'SocialProvider' });
+/** A provider's configuration, before and after its client secret (which each view shows its own way). */
+const settingsHead = { provider: providerNameInput, display_name: z.string(), enabled: z.boolean(), client_id: z.string() };
+const settingsTail = { issuer: z.string().nullable(), scopes: z.array(z.string()), callback_url: z.string(), updated_at: z.string() };
+
+/** What a PUT answers: the secret masked (its last four characters), as the Admin Portal shows it. */
+export const providerOutput = z.object({ ...settingsHead, client_secret: z.string(), ...settingsTail }).meta({ id: 'SocialProvider' });
+
+/** What the GET answers: no part of the secret, only whether there is one. */
+export const storedProviderOutput = z
+  .object({ ...settingsHead, client_secret_set: z.boolean(), ...settingsTail })
+  .meta({ id: 'SocialProviderSettings' });
+
+export const providerPathInput = z.object({ provider: providerNameInput });
 
 export const enabledProviderOutput = z
   .object({ provider: providerNameInput, display_name: z.string(), start_url: z.string() })
@@ -107,13 +107,13 @@ export function callbackUrl(baseUrl: string, provider: SocialProviderName): stri
   return `${baseUrl}/api/v1/auth/oauth/${provider}/callback`;
 }
 
-function view(deps: AppDeps, row: SocialProvider): z.infer<typeof providerOutput> {
+/** The configuration as stored, the secret left out. */
+function settings(deps: AppDeps, row: SocialProvider): Omit<z.infer<typeof providerOutput>, 'client_secret'> {
   return {
     provider: row.provider,
     display_name: row.config.display_name,
     enabled: row.enabled,
     client_id: row.config.client_id,
-    client_secret: mask(deps.box.open(row.secretSealed)),
     issuer: row.config.issuer,
     scopes: row.config.scopes,
     callback_url: callbackUrl(deps.config.BASE_URL, row.provider),
@@ -121,7 +121,31 @@ function view(deps: AppDeps, row: SocialProvider): z.infer<typeof providerOutput
   };
 }
 
-export async function putProvider(deps: AppDeps, scope: AuditScope, input: z.infer<typeof putProviderInput>, now: Date) {
+function view(deps: AppDeps, row: SocialProvider): z.infer<typeof providerOutput> {
+  return { ...settings(deps, row), client_secret: mask(deps.box.open(row.secretSealed)) };
+}
+
+/**
+ * A provider's configuration for the workspace's admins, enabled or not (the public list shows enabled
+ * ones only); 404 when it was never configured.
+ */
+export async function getProvider(
+  deps: AppDeps,
+  em: EntityManager,
+  provider: SocialProviderName,
+): Promise<z.infer<typeof storedProviderOutput>> {
+  const row = await em.findOne(SocialProvider, { provider }, { populate: ['secretSealed'] });
+  if (!row) throw new AppError('NOT_FOUND', `Sign-in with ${PRESETS[provider].displayName} is not configured in this workspace`);
+  return { ...settings(deps, row), client_secret_set: !!row.secretSealed };
+}
+
+/** Creates or replaces a provider's configuration; says which, so the call answers 201 or 200. */
+export async function putProvider(
+  deps: AppDeps,
+  scope: AuditScope,
+  input: z.infer<typeof putProviderInput>,
+  now: Date,
+): Promise<{ provider: z.infer<typeof providerOutput>; created: boolean }> {
   const preset = PRESETS[input.provider];
   if (input.provider === 'oidc' && !input.issuer) {
     throw new AppError('BAD_REQUEST', 'A generic OpenID provider needs its issuer', {
@@ -137,6 +161,7 @@ export async function putProvider(deps: AppDeps, scope: AuditScope, input: z.inf
     });
   }
   let row = await scope.em.findOne(SocialProvider, { provider: input.provider }, { populate: ['secretSealed'] });
+  const created = !row;
   if (!row && !input.client_secret) {
     throw new AppError('BAD_REQUEST', 'client_secret is required when a provider is first configured', {
       details: [{ path: 'client_secret', message: 'required' }],
@@ -164,7 +189,7 @@ export async function putProvider(deps: AppDeps, scope: AuditScope, input: z.inf
     details: { enabled: row.enabled, client_id: row.config.client_id, issuer: row.config.issuer, secret_changed: !!input.client_secret },
   });
   await scope.em.flush();
-  return view(deps, row);
+  return { provider: view(deps, row), created };
 }
 
 export async function listEnabledProviders(deps: AppDeps, em: EntityManager, workspaceId: string, query: PageQuery) {
@@ -226,6 +251,7 @@ export async function githubIdentity(row: SocialProvider, accessToken: string): 
   const emails = (await emailsRes.json()) as GitHubEmail[];
   const primary = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified);
   return {
+    issuer: row.config.issuer ?? 'https://github.com',
     subject: String(user.id),
     email: primary?.email.toLowerCase() ?? null,
     emailVerified: !!primary,

@@ -5,7 +5,17 @@ import { limitedPublicProcedure, managementProcedure, publicTenantProcedure, rou
 import { challengeOutput } from '../mfa/mfa.schema.ts';
 import { tokensOutput } from '../auth/auth.schema.ts';
 import { exchangeCode } from './external-sign-in.ts';
-import { enabledProviderPage, listEnabledProviders, listProvidersInput, providerOutput, putProvider, putProviderInput } from './social.ts';
+import {
+  enabledProviderPage,
+  getProvider,
+  listEnabledProviders,
+  listProvidersInput,
+  providerOutput,
+  providerPathInput,
+  putProvider,
+  putProviderInput,
+  storedProviderOutput,
+} from './social.ts';
 
 const tags = ['auth'];
 
@@ -23,20 +33,40 @@ export const ssoRouter = router({
     .output(enabledProviderPage)
     .query(({ ctx, input }) => listEnabledProviders(ctx.deps, ctx.em, ctx.workspaceId, input)),
 
+  getProvider: managementProcedure('organizations:read')
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/auth/oauth/providers/{provider}',
+        tags,
+        summary: 'Read a social provider’s configuration, enabled or not (whether a client secret is set, never the secret)',
+        protect: true,
+      },
+    })
+    .input(providerPathInput)
+    .output(storedProviderOutput)
+    .query(({ ctx, input }) => getProvider(ctx.deps, ctx.em, input.provider)),
+
   putProvider: managementProcedure('organizations:write')
     .meta({
       openapi: {
         method: 'PUT',
         path: '/api/v1/auth/oauth/providers/{provider}',
         tags,
-        summary: 'Configure Google, GitHub, Microsoft or a generic OpenID provider for social sign-in',
+        summary:
+          'Configure Google, GitHub, Microsoft or a generic OpenID provider for social sign-in (201 when it creates the configuration)',
         protect: true,
       },
+      createsOnPut: true,
       audit: 'social_provider.update',
     })
     .input(putProviderInput)
     .output(providerOutput)
-    .mutation(({ ctx, input }) => putProvider(ctx.deps, auditScope(ctx), input, ctx.deps.clock.now())),
+    .mutation(async ({ ctx, input }) => {
+      const { provider, created } = await putProvider(ctx.deps, auditScope(ctx), input, ctx.deps.clock.now());
+      if (created) ctx.success.status = 201;
+      return provider;
+    }),
 
   exchange: limitedPublicProcedure('socialAuth')
     .meta({

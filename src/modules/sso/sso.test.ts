@@ -163,11 +163,21 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     const roles = await call(app, 'GET', `/api/v1/users/${signedIn.body.data.user.id}/roles`, { token: ws.apiKey });
     expect(roles.body.data.map((r: { key: string }) => r.key)).toEqual(['member']);
 
-    // The IdP speaks for the organization's domains only.
-    const outsider = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&organization_id=${org}`);
+    // The IdP speaks for the organization's domains only. The app's state comes back with the refusal.
+    const outsider = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&organization_id=${org}&state=app-1`);
     idp.signInAs({ sub: 'mallory', claims: { email: 'ceo@other-company.example' } });
     const refused = await call(app, 'GET', onApp(await idp.authorize(new URL(outsider.headers.get('location') as string).href)));
-    expect(new URL(refused.headers.get('location') as string).searchParams.get('error')).toBe('access_denied');
+    const refusedAt = new URL(refused.headers.get('location') as string);
+    expect([refusedAt.searchParams.get('error'), refusedAt.searchParams.get('state')]).toEqual(['access_denied', 'app-1']);
+
+    // The user cancels at the IdP: its access_denied reaches the app, with the app's state.
+    const cancelled = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&organization_id=${org}&state=app-2`);
+    const ours = new URL(cancelled.headers.get('location') as string).searchParams.get('state') as string;
+    const cancel = await call(app, 'GET', `/api/v1/auth/sso/oidc/callback?error=access_denied&state=${ours}`);
+    const cancelledAt = new URL(cancel.headers.get('location') as string);
+    expect([cancelledAt.searchParams.get('error'), cancelledAt.searchParams.get('state')]).toEqual(['access_denied', 'app-2']);
+    const tooLong = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&organization_id=${org}&state=${'s'.repeat(513)}`);
+    expect([tooLong.status, tooLong.body.error.code]).toEqual([400, 'BAD_REQUEST']);
 
     // With just-in-time provisioning off, unknown users are refused and known ones still sign in.
     await call(app, 'PATCH', `/api/v1/organizations/${org}`, { token: ws.apiKey, body: { sso: { jit_provisioning: false } } });
@@ -196,8 +206,8 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     const spMetadata = await call(app, 'GET', `/api/v1/auth/sso/saml/${org}/metadata`);
     expect(spMetadata.body).toContain(shown.body.data.service_provider.acs_url);
 
-    async function startSaml() {
-      const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=peter@initech.example`);
+    async function startSaml(appState = '') {
+      const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=peter@initech.example&state=${appState}`);
       expect(start.status).toBe(302);
       const url = new URL(start.headers.get('location') as string);
       expect(`${url.origin}${url.pathname}`).toBe('https://idp.initech.example/sso');
@@ -211,7 +221,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
 
-    const good = await startSaml();
+    const good = await startSaml('saml-app-state');
     const signed = signSamlXml(
       samlResponseXml({
         sp,
@@ -225,6 +235,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     );
     const accepted = await respond(good.relayState, signed);
     expect(accepted.status).toBe(303);
+    expect(new URL(accepted.headers.get('location') as string).searchParams.get('state')).toBe('saml-app-state');
     const signedIn = await exchange(new URL(accepted.headers.get('location') as string));
     expect(signedIn.status).toBe(200);
     expect(signedIn.body.data.user).toMatchObject({ email: 'peter@initech.example', metadata: { first_name: 'Peter' } });

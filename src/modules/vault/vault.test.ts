@@ -172,7 +172,7 @@ describe('vault master-key rotation', () => {
         token: ws.apiKey,
         body: { client_id: 'rotation-client', client_secret: 'rotation-client-secret' },
       });
-      expect(provider.status).toBe(200);
+      expect(provider.status).toBe(201);
     } finally {
       await before.close();
     }
