@@ -9,6 +9,7 @@ import { getRequestInfo } from '../core/request-info.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { loginInput } from '../modules/auth/auth.schema.ts';
 import { recordSessionlessSignIn, sessionlessFinish, signInWith } from '../modules/auth/sign-in.ts';
+import { CHALLENGE_ANSWERED } from '../modules/auth/sessions.service.ts';
 import { allowLogo, hostedBranding } from '../modules/branding/hosted.ts';
 import { passSignInChallenge } from '../modules/mfa/mfa.service.ts';
 import { Workspace } from '../modules/workspaces/workspace.entity.ts';
@@ -221,7 +222,7 @@ export function interactionRoutes(deps: AppDeps): Router {
           workspaceId: ctx.workspaceId,
           userId: challenge.userId,
           email: user?.email ?? '',
-          method: 'mfa',
+          method: CHALLENGE_ANSWERED,
           origin: from,
           details: { client_id: ctx.client.clientId },
         };
