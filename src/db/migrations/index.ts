@@ -20,6 +20,7 @@ import { Migration20261126130000_hot_updates } from './Migration20261126130000_h
 import { Migration20261126140000_builtin_role_names } from './Migration20261126140000_builtin_role_names.ts';
 import { Migration20261126150000_factor_last_step } from './Migration20261126150000_factor_last_step.ts';
 import { Migration20261127000000_deliveries_by_endpoint } from './Migration20261127000000_deliveries_by_endpoint.ts';
+import { Migration20261128000000_invitation_role_set_null } from './Migration20261128000000_invitation_role_set_null.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -47,4 +48,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126140000_builtin_role_names', class: Migration20261126140000_builtin_role_names },
   { name: 'Migration20261126150000_factor_last_step', class: Migration20261126150000_factor_last_step },
   { name: 'Migration20261127000000_deliveries_by_endpoint', class: Migration20261127000000_deliveries_by_endpoint },
+  { name: 'Migration20261128000000_invitation_role_set_null', class: Migration20261128000000_invitation_role_set_null },
 ];

@@ -145,6 +145,28 @@ export async function revokeInvitation(scope: AuditScope, id: string, now: Date)
 }
 
 /**
+ * Before a role is deleted: its pending invitations are revoked in one statement (one past its date
+ * is recorded as expired instead), each revocation audited with the reason, so that no link is left
+ * that would give a role that no longer exists. Answers how many were revoked.
+ */
+export async function revokeInvitationsOfRole(scope: AuditScope, role: { id: string; key: string }, now: Date): Promise<number> {
+  const ended = await scope.em.execute<{ id: string; status: InvitationStatus }[]>(
+    `update invitations set status = case when expires_at <= ? then 'expired' else 'revoked' end
+      where workspace_id = ? and role_id = ? and status = 'pending' returning id, status`,
+    [now, scope.workspaceId, role.id],
+  );
+  const revoked = ended.filter((row) => row.status === 'revoked');
+  for (const { id } of revoked) {
+    recordAudit(scope, {
+      eventType: 'invitation.revoke',
+      target: { type: 'invitation', id },
+      details: { reason: 'role_deleted', role_id: role.id, role: role.key },
+    });
+  }
+  return revoked.length;
+}
+
+/**
  * The invitee accepts: the invitation is consumed by one conditional UPDATE, the user is created with
  * the invited role, and signed in (the answer is a sign-in's).
  */

@@ -128,4 +128,49 @@ describe('invitations', () => {
     expect((await accept({ token, password: 'seven77' })).status).toBe(400);
     expect((await accept({ token, password: 'a decent passphrase' })).status).toBe(200);
   });
+
+  it('revokes the pending invitations of a deleted role, audited; the others keep their row without the role', async () => {
+    const role = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { name: `Doomed ${uniqueEmail()}`, permissions: ['users:read'] },
+    });
+    const roleId = role.body.data.id as string;
+    const invited = async (label: string) => {
+      const email = uniqueEmail(label);
+      const created = await invite({ email, role_id: roleId });
+      expect(created.status).toBe(201);
+      return { id: created.body.data.id as string, token: linkTokenIn(await mail.waitFor(email), 'accept-invitation').token };
+    };
+    const expired = await invited('doomed-expired');
+    app.clock.advance(7 * 24 * 3600 * 1000 + 1000);
+    const pending = await invited('doomed-pending');
+    const accepted = await invited('doomed-accepted');
+    expect((await accept({ token: accepted.token, password: 'invited passphrase' })).status).toBe(200);
+
+    const deleted = await call(app, 'DELETE', `/api/v1/roles/${roleId}`, { token: ws.apiKey });
+    expect(deleted.status).toBe(200);
+    const all = await call(app, 'GET', '/api/v1/invitations?per_page=100', { token: ws.apiKey });
+    const byId = (id: string) => all.body.data.find((i: { id: string }) => i.id === id);
+    expect(byId(pending.id)).toMatchObject({ status: 'revoked', role_id: null });
+    expect(byId(accepted.id)).toMatchObject({ status: 'accepted', role_id: null });
+    expect(byId(expired.id)).toMatchObject({ status: 'expired', role_id: null });
+    const link = await accept({ token: pending.token, password: 'invited passphrase' });
+    expect([link.status, link.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    const audit = async (type: string) =>
+      (await call(app, 'GET', `/api/v1/audit/events/?event_type=${type}&per_page=100`, { token: ws.apiKey })).body.data as {
+        request_id: string;
+        target: { id: string } | null;
+        details: Record<string, unknown>;
+      }[];
+    const requestId = deleted.headers.get('x-request-id');
+    const revocations = (await audit('invitation.revoke')).filter((e) => e.request_id === requestId);
+    expect(revocations).toEqual([
+      expect.objectContaining({
+        target: expect.objectContaining({ id: pending.id }),
+        details: { reason: 'role_deleted', role_id: roleId, role: role.body.data.key },
+      }),
+    ]);
+    expect((await audit('role.delete')).find((e) => e.request_id === requestId)?.details).toMatchObject({ revoked_invitations: 1 });
+  });
 });

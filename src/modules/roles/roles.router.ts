@@ -49,7 +49,7 @@ export const rolesRouter = router({
     })
     .input(roleIdInput)
     .output(deletedOutput)
-    .mutation(({ ctx, input }) => deleteRole(auditScope(ctx), input.id)),
+    .mutation(({ ctx, input }) => deleteRole(auditScope(ctx), input.id, ctx.deps.clock.now())),
 
   assign: managementProcedure('roles:write')
     .meta({

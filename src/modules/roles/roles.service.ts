@@ -4,6 +4,7 @@ import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { revokeInvitationsOfRole } from '../invitations/invitations.service.ts';
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
 import { assertMayGrant, isOwner, lockOwnerRole, permanentOwners } from './owners.ts';
@@ -85,12 +86,21 @@ export async function createRole(scope: AuditScope, input: CreateRoleInput, now:
   return toRoleView(role);
 }
 
-export async function deleteRole(scope: AuditScope, id: string) {
+/**
+ * Deletes a custom role: its assignments go, its pending invitations are revoked (audited one by one),
+ * and the other invitations that carried it keep their row without it.
+ */
+export async function deleteRole(scope: AuditScope, id: string, now: Date) {
   const role = await findRole(scope.em, id);
   if (role.builtin) throw new AppError('CONFLICT', 'Built-in roles cannot be deleted');
+  const revokedInvitations = await revokeInvitationsOfRole(scope, role, now);
   await scope.em.nativeDelete(RoleAssignment, { roleId: role.id });
   scope.em.remove(role);
-  recordAudit(scope, { eventType: 'role.delete', target: { type: 'role', id: role.id }, details: { key: role.key } });
+  recordAudit(scope, {
+    eventType: 'role.delete',
+    target: { type: 'role', id: role.id },
+    details: { key: role.key, revoked_invitations: revokedInvitations },
+  });
   return { id: role.id, deleted: true as const };
 }
 
