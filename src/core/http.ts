@@ -34,7 +34,8 @@ export const noStore: RequestHandler = (_req, res, next) => {
   next();
 };
 
-const PROTOCOL_PATH = /^\/(oauth|\.well-known)\//;
+/** The OAuth and discovery endpoints: their errors are RFC 6749's `{error, error_description}`. */
+export const PROTOCOL_PATH = /^\/(oauth|\.well-known)\//;
 
 /** The spec's 1,000 calls per minute per client IP, over every path but the health probes. */
 export function globalRateLimit(deps: AppDeps): RequestHandler {

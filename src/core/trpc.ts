@@ -33,6 +33,7 @@ import { recordRateLimitedAttempt } from './rate-limited-attempts.ts';
  *   (CONTRACT: every write leaves one).
  * - `refusedTarget`: the target a refusal's row names, found from the call's raw input; it answers
  *   only with a row of the caller's workspace (an id of another one is not this log's to show).
+ * - `conflict`: when the call answers 409 CONFLICT, in a few words (the OpenAPI document says so).
  * - `permission`: set by `managementProcedure`, what the call needs (tests read it).
  */
 export type Meta = OpenApiMeta<{
@@ -41,6 +42,7 @@ export type Meta = OpenApiMeta<{
   ownTransaction?: true;
   tenantHeader?: true;
   audit?: string;
+  conflict?: string;
   refusedTarget?: (em: EntityManager, rawInput: unknown) => Promise<AuditTarget | undefined>;
   permission?: Permission;
 }>;

@@ -44,7 +44,7 @@ export function browserSignInPaths(): Record<string, Json> {
           param('state', 'query', 'From the start', true),
           param('code', 'query', 'From the provider'),
         ],
-        responses: { '303': { description: 'To redirect_uri with code, or with error and error_description' }, '400': ERROR },
+        responses: { '303': { description: 'To redirect_uri with code, or with error and error_description' }, '400': ERROR, '404': ERROR },
       },
     },
     '/api/v1/auth/sso/start': {

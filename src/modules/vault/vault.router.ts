@@ -40,6 +40,7 @@ export const vaultRouter = router({
       },
       successStatus: 201,
       audit: 'vault.create',
+      conflict: 'A vault object with this name exists already',
     })
     .input(createVaultObjectInput)
     .output(vaultObjectOutput)
