@@ -5,9 +5,18 @@ import { createContext } from './core/context.ts';
 import { trpcResponseMeta } from './core/envelope.ts';
 import { restDoor } from './core/rest-door.ts';
 import { healthRoutes } from './core/health.ts';
-import { errorHandler, globalRateLimit, noStore, notFound, requestContext, securityHeaders } from './core/http.ts';
+import {
+  MAX_BODY_BYTES,
+  errorHandler,
+  globalRateLimit,
+  limitBody,
+  noStore,
+  notFound,
+  requestContext,
+  securityHeaders,
+} from './core/http.ts';
 import { buildOpenApiDocument } from './core/openapi.ts';
-import { checkGraphQLQueryString, createGraphQLServer } from './graphql/yoga.ts';
+import { checkGraphQLQueryString, createGraphQLServer, refuseLargeGraphQLBody } from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
 import { brandingRoutes } from './modules/branding/branding.routes.ts';
 import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
@@ -34,7 +43,7 @@ export function buildApp(deps: AppDeps): Express {
     res.json(openApiDocument);
   });
 
-  const json = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
+  const json = express.json({ limit: MAX_BODY_BYTES, type: ['application/json', 'application/*+json'] });
   app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json);
   // The spec's paths first, as most requests are theirs; a path it does not know goes on to the rest.
   app.use(restDoor(deps));
@@ -54,7 +63,7 @@ export function buildApp(deps: AppDeps): Express {
   );
 
   const yoga = createGraphQLServer(deps);
-  app.use('/graphql', noStore, checkGraphQLQueryString, (req, res) => yoga(req, res));
+  app.use('/graphql', noStore, limitBody(refuseLargeGraphQLBody), checkGraphQLQueryString, (req, res) => yoga(req, res));
   app.use(webAppRoutes());
 
   app.use(notFound);

@@ -79,6 +79,47 @@ describe('envelope and request ids', () => {
     expect((await send('gzip', gzip)).status).toBe(401);
   });
 
+  it('answers a GraphQL body over 1 MiB 413 BAD_REQUEST in the GraphQL error shape, without a credential too', async () => {
+    const query = `{ users { meta { total } } } # ${'x'.repeat(20 * 1024 * 1024)}`;
+    for (const token of [undefined, ws.apiKey]) {
+      const res = await call(app, 'POST', '/graphql', { token, raw: JSON.stringify({ query }) });
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual({ errors: [{ message: expect.any(String), extensions: { code: 'BAD_REQUEST' } }] });
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+    }
+    // Just under the limit is read and answered as usual.
+    const under = JSON.stringify({ query: `{ users { meta { total } } } # ${'x'.repeat(1024 * 1024 - 100)}` });
+    const ok = await call(app, 'POST', '/graphql', { token: ws.apiKey, raw: under });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.users.meta.total).toBeGreaterThan(0);
+  });
+
+  it('cuts off a streamed GraphQL body (no Content-Length) once it passes 1 MiB', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"query":"{ users { meta { total } } } #'));
+      },
+      pull(controller) {
+        // 20 MiB at most: a server that reads it all answers anyway, and the test fails on the status.
+        if (sent >= 20 * 1024 * 1024) return controller.close();
+        sent += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await fetch(`${app.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit & { duplex: 'half' });
+    expect(res.status).toBe(413);
+    expect((await res.json()).errors[0].extensions.code).toBe('BAD_REQUEST');
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(sent).toBeLessThan(20 * 1024 * 1024);
+  });
+
   it('answers non-JSON bodies and non-object JSON bodies 400 BAD_REQUEST, as the spec maps the code', async () => {
     const text = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: 'email=x', headers: { 'content-type': 'text/plain' } });
     expectError(text, 400, 'BAD_REQUEST');

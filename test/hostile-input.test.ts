@@ -25,6 +25,7 @@ import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/work
  * Generated junk at every REST endpoint (from the OpenAPI document, so a new endpoint joins by
  * existing), the OAuth protocol endpoints and GraphQL. The properties:
  * - never a 5xx, and on the REST door every error is the envelope whose request id is X-Request-ID;
+ * - every status a REST endpoint answers is one the OpenAPI document lists for it;
  * - a request the service refuses changes nothing in the workspace: every table's rows are the same
  *   after it (compared whole), and the only new audit rows are failure rows (a refused sign-in or
  *   token request is recorded by design). A request it accepts (a junk name is still a name) may
@@ -53,6 +54,8 @@ interface Endpoint {
   pathParams: string[];
   /** Public: no credential (sign-in, refresh…); the rest is called with one. */
   secured: boolean;
+  /** The statuses the document says it answers. */
+  answers: string[];
 }
 
 const doc = buildOpenApiDocument('http://localhost');
@@ -88,6 +91,7 @@ const endpoints: Endpoint[] = Object.entries(doc.paths ?? {}).flatMap(([path, it
         queryKeys: parameters.filter((p) => p.in === 'query').map((p) => p.name),
         pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name),
         secured: Array.isArray(operation.security) && operation.security.length > 0,
+        answers: Object.keys((operation.responses as Json | undefined) ?? {}),
       };
     }),
 );
@@ -338,6 +342,7 @@ describe('hostile input', () => {
         const label = `${endpoint.method} ${path}${query ? `?${query}` : ''} [${who}, ${shape.kind}] ${body?.slice(0, 200) ?? ''}`;
         const res = await send(app, endpoint.method, `${path}${query ? `?${query}` : ''}`, { headers, body });
         expectEnvelope(res, label);
+        expect(endpoint.answers, `${label}: ${res.status} is not in the document`).toContain(String(res.status));
         const refused = res.status >= 400;
         // A `+json` type is read as JSON (app.ts), so its body is judged as a JSON body, not refused for its type.
         const readAsJson = shape.kind === 'content-type' && /^application\/[\w.-]+\+json$/i.test(shape.type);

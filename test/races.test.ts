@@ -251,4 +251,29 @@ describe(`races: ${N} identical requests at once`, () => {
     );
     expect(owners.map((o) => o.user_id)).toEqual([demoted === secondId ? fresh.owner.id : secondId]);
   });
+
+  it('role assignment: the same (user, role) at once is 200 for every call, as one after another is; one assignment stays', async () => {
+    const user = await newUser('assignee');
+    const role = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { name: `Racers ${user.id}`, permissions: ['users:read'] },
+    });
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    const results = await releaseTogether(
+      app.url,
+      copies(N, {
+        method: 'POST',
+        path: '/api/v1/roles/assign',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ws.apiKey}` },
+        body: JSON.stringify({ user_id: user.id, role_id: role.body.data.id, expires_at: expiresAt }),
+      }),
+    );
+    expect(outcomes(results)).toEqual(Array.from({ length: N }, () => '200'));
+    for (const r of results) expect(r.json.data).toMatchObject({ user_id: user.id, role_id: role.body.data.id, expires_at: expiresAt });
+    const held = await sql<{ expires_at: string }>('select expires_at from role_assignments where user_id = ? and role_id = ?', [
+      user.id,
+      role.body.data.id,
+    ]);
+    expect(held.map((a) => new Date(a.expires_at).toISOString())).toEqual([expiresAt]);
+  });
 });

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_FILES } from '../scripts/schema-files.ts';
+import { buildOpenApiDocument } from '../src/core/openapi.ts';
 
 describe('generated contracts', () => {
   it.each(Object.keys(SCHEMA_FILES))('%s is current (run npm run schema)', async (file) => {
@@ -38,5 +39,40 @@ describe('generated contracts', () => {
     for (const path of ['/api/v1/auth/oauth/{provider}/start', '/api/v1/auth/oauth/{provider}/callback', '/healthz', '/readyz']) {
       expect(Object.keys(doc.paths[path] ?? {}), path).toEqual(['get']);
     }
+  });
+
+  it('describes the error answers each call can give: 429 everywhere, 413 with a body, 404 for ids, 409 on conflicts', () => {
+    const doc = buildOpenApiDocument('http://localhost');
+    type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
+    const operations = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, Operation>).map(([method, operation]) => ({ method, path, operation })),
+    );
+    const statuses = (method: string, path: string) =>
+      Object.keys(operations.find((o) => o.method === method && o.path === path)?.operation.responses ?? {});
+    const envelope = { $ref: '#/components/schemas/Error' };
+    // The global per-IP limit applies to every call but the health probes; the OAuth endpoints answer it in RFC 6749's body.
+    for (const { method, path, operation } of operations.filter((o) => !['/healthz', '/readyz'].includes(o.path))) {
+      const schema = operation.responses['429']?.content?.['application/json']?.schema;
+      expect(schema, `${method} ${path}`).toEqual(
+        /^\/(oauth|\.well-known)\//.test(path) ? expect.objectContaining({ required: ['error'] }) : envelope,
+      );
+    }
+    for (const { method, path, operation } of operations.filter(
+      (o) => o.path.startsWith('/api/v1/') && ['post', 'put', 'patch'].includes(o.method),
+    )) {
+      if (operation.responses['302'] || operation.responses['303']) continue;
+      expect(operation.responses['413']?.content?.['application/json']?.schema, `${method} ${path}`).toEqual(envelope);
+    }
+    expect(statuses('post', '/api/v1/users')).toContain('409');
+    expect(statuses('post', '/api/v1/groups')).toContain('409');
+    expect(statuses('post', '/api/v1/invitations/accept')).toContain('409');
+    for (const path of ['/api/v1/roles/assign', '/api/v1/roles/revoke', '/api/v1/invitations/{id}/resend', '/api/v1/groups/{id}/members']) {
+      expect(statuses('post', path), path).toEqual(expect.arrayContaining(['404', '409']));
+    }
+    expect(statuses('post', '/api/v1/auth/login')).toContain('404');
+    // A list names nothing that could be missing, and a call that cannot conflict says so by leaving 409 out.
+    expect(statuses('get', '/api/v1/users')).not.toContain('404');
+    expect(statuses('post', '/api/v1/webhooks/')).not.toContain('409');
+    expect(Object.keys(doc.components?.schemas ?? {}).filter((name) => name.startsWith('error.'))).toEqual([]);
   });
 });

@@ -8,10 +8,16 @@ export interface AuditActor {
   id: string | null;
 }
 
+/** What an event is about: `{type: 'user', id: 'usr_…'}`. */
+export interface AuditTarget {
+  type: string;
+  id: string;
+}
+
 export interface AuditRecord {
   eventType: string;
   outcome?: AuditOutcome;
-  target?: { type: string; id: string };
+  target?: AuditTarget;
   details?: Record<string, unknown>;
 }
 

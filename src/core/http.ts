@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { AppDeps } from './context.ts';
 import { sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
@@ -34,7 +34,8 @@ export const noStore: RequestHandler = (_req, res, next) => {
   next();
 };
 
-const PROTOCOL_PATH = /^\/(oauth|\.well-known)\//;
+/** The OAuth and discovery endpoints: their errors are RFC 6749's `{error, error_description}`. */
+export const PROTOCOL_PATH = /^\/(oauth|\.well-known)\//;
 
 /** The spec's 1,000 calls per minute per client IP, over every path but the health probes. */
 export function globalRateLimit(deps: AppDeps): RequestHandler {
@@ -52,6 +53,51 @@ export function globalRateLimit(deps: AppDeps): RequestHandler {
     } catch (error) {
       next(error);
     }
+  };
+}
+
+/** CONTRACT: a request body over 1 MiB is refused with 413 (code BAD_REQUEST). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+export const BODY_TOO_LARGE = 'The request body is larger than 1 MiB';
+
+/**
+ * Refuses a body over MAX_BODY_BYTES without reading the rest: the answer says the connection closes,
+ * so Node ends it once the answer is out instead of draining what the client still sends.
+ */
+function refuseLargeBody(req: Request, res: Response, answer: (res: Response) => void): void {
+  req.removeAllListeners('data');
+  req.pause();
+  res.setHeader('Connection', 'close');
+  answer(res);
+}
+
+/**
+ * Reads the body into `req.body` (a Buffer) for a handler that would read any size itself (GraphQL
+ * Yoga), up to MAX_BODY_BYTES. Past it, `answer` writes the refusal: at once when Content-Length says
+ * so, and as soon as the count passes it for a body streamed without one (chunked). An empty body is
+ * left to the handler.
+ */
+export function limitBody(answer: (res: Response) => void): RequestHandler {
+  return (req, res, next) => {
+    const length = req.headers['content-length'];
+    if (length === undefined ? req.headers['transfer-encoding'] === undefined : Number(length) === 0) return next();
+    if (Number(length) > MAX_BODY_BYTES) return refuseLargeBody(req, res, answer);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) refuseLargeBody(req, res, answer);
+      else chunks.push(chunk);
+    });
+    req.once('end', () => {
+      if (res.headersSent) return;
+      req.body = Buffer.concat(chunks);
+      next();
+    });
+    // A request that breaks off after its refusal was answered has nothing more to be told.
+    req.once('error', (error) => {
+      if (!res.headersSent) next(error);
+    });
   };
 }
 
@@ -79,8 +125,7 @@ export function errorHandler(deps: AppDeps): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
     const { type } = (error ?? {}) as BodyParserError;
-    if (type === 'entity.too.large')
-      return sendError(res, new AppError('BAD_REQUEST', 'The request body is larger than 1 MiB', { status: 413 }));
+    if (type === 'entity.too.large') return sendError(res, new AppError('BAD_REQUEST', BODY_TOO_LARGE, { status: 413 }));
     if (type === 'entity.parse.failed') return sendError(res, new AppError('BAD_REQUEST', 'The request body is not valid JSON'));
     // The router could not decode a path parameter (`%`, `%FF`): the path names nothing.
     if (error instanceof URIError) return sendError(res, new AppError('NOT_FOUND', `No such resource at ${req.method} ${req.path}`));

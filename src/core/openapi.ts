@@ -1,11 +1,15 @@
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { browserSignInPaths } from '../modules/sso/openapi.ts';
-import { PROTOCOL_SECURITY_SCHEMES, protocolPaths } from '../oauth/openapi.ts';
+import { OAUTH_ERROR, PROTOCOL_SECURITY_SCHEMES, protocolPaths } from '../oauth/openapi.ts';
 import { HEALTH_PATHS } from './health.ts';
+import { PROTOCOL_PATH } from './http.ts';
 import { appRouter, procedureMeta } from '../router.ts';
 import type { Meta } from './trpc.ts';
 
 type Json = Record<string, unknown>;
+
+/** The envelope of every error the REST door answers: described once, referenced by each answer. */
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
 const ERROR_ENVELOPE = {
   type: 'object',
@@ -53,7 +57,97 @@ function envelopeResponses(operation: Json): void {
       const schema = media.schema as Json | undefined;
       if (!isPageSchema(schema)) media.schema = { type: 'object', required: ['data'], properties: { data: schema ?? {} } };
     } else {
-      media.schema = ERROR_ENVELOPE;
+      media.schema = ERROR_REF;
+    }
+  }
+}
+
+const RATE_LIMIT_HEADERS = {
+  'Retry-After': { description: 'Seconds until a call is let through again', schema: { type: 'integer' } },
+  'RateLimit-Limit': { description: 'Calls allowed in the window', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Calls left in the window', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until the window starts again', schema: { type: 'integer' } },
+};
+
+/** An error answer in the envelope. */
+function envelopeError(description: string): Json {
+  return { description, content: { 'application/json': { schema: ERROR_REF } } };
+}
+
+const BODY_METHODS = new Set(['post', 'put', 'patch']);
+
+/** Follows a `$ref` into the document's component schemas. */
+function resolveRef(schema: unknown, schemas: Record<string, unknown>): unknown {
+  const ref = (schema as Json | undefined)?.$ref;
+  return typeof ref === 'string' ? schemas[ref.slice(ref.lastIndexOf('/') + 1)] : schema;
+}
+
+/** Whether a body schema has a member that names a resource by its id (`role_id`, `scope.id`), at any depth. */
+function namesAnId(schema: unknown, schemas: Record<string, unknown>, seen = new Set<unknown>()): boolean {
+  const resolved = resolveRef(schema, schemas) as Json | undefined;
+  if (!resolved || typeof resolved !== 'object' || seen.has(resolved)) return false;
+  seen.add(resolved);
+  const members = (resolved.properties ?? {}) as Record<string, unknown>;
+  if (Object.keys(members).some((name) => name === 'id' || name.endsWith('_id'))) return true;
+  const nested = [
+    ...Object.values(members),
+    resolved.items,
+    ...['oneOf', 'anyOf', 'allOf'].flatMap((k) => (resolved[k] as unknown[]) ?? []),
+  ];
+  return nested.some((inner) => namesAnId(inner, schemas, seen));
+}
+
+/** Why a call can answer 404, or nothing when it cannot: it names something that may not exist. */
+function notFoundReason(operation: Json, meta: Meta, path: string, schemas: Record<string, unknown>): string | undefined {
+  const parameters = (operation.parameters as { in: string }[] | undefined) ?? [];
+  if (parameters.some((p) => p.in === 'path')) return 'NOT_FOUND: the id in the path names nothing in the workspace';
+  const content = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+  if (namesAnId(content?.['application/json']?.schema, schemas)) return 'NOT_FOUND: an id in the body names nothing in the workspace';
+  if (meta.tenantHeader) return 'NOT_FOUND: no workspace has the id sent in X-Tenant-ID';
+  if (path.startsWith('/platform/')) return 'NOT_FOUND: the platform API is off (PLATFORM_API_TOKEN is unset)';
+  return undefined;
+}
+
+/**
+ * The error answers the generator cannot know, decided here for every procedure at once: 404 where
+ * the call names something that may not exist (the generator's own guess, every GET and none of the
+ * POSTs, is replaced), 409 where the procedure says when it conflicts (`meta.conflict`), and 413 on
+ * every call with a body (over 1 MiB). 429, which every call can answer, is added with the others.
+ */
+function errorAnswers(operation: Json, meta: Meta, method: string, path: string, schemas: Record<string, unknown>): void {
+  const responses = { ...(operation.responses as Record<string, Json>) };
+  delete responses['404'];
+  const notFound = notFoundReason(operation, meta, path, schemas);
+  if (notFound) responses['404'] = envelopeError(notFound);
+  if (meta.conflict) responses['409'] = envelopeError(`CONFLICT: ${meta.conflict}`);
+  if (BODY_METHODS.has(method)) responses['413'] = envelopeError('BAD_REQUEST: the body is larger than 1 MiB');
+  operation.responses = responses;
+}
+
+/**
+ * The spec's 1,000 calls per minute per IP apply to every call but the health probes; the OAuth and
+ * discovery endpoints answer it in RFC 6749's error body, the rest in the envelope (core/http.ts).
+ */
+function rateLimitAnswers(paths: Record<string, Json>): void {
+  for (const [path, item] of Object.entries(paths)) {
+    if (Object.hasOwn(HEALTH_PATHS, path)) continue;
+    const schema = PROTOCOL_PATH.test(path) ? OAUTH_ERROR : ERROR_REF;
+    for (const operation of Object.values(item) as Json[]) {
+      const responses = operation.responses as Record<string, Json>;
+      responses['429'] = {
+        description: 'RATE_LIMITED: too many requests (the limit of every call per IP, or the call’s own)',
+        headers: RATE_LIMIT_HEADERS,
+        content: { 'application/json': { schema } },
+      };
+    }
+  }
+}
+
+/** Answers in the order of their status, as a reader looks them up. */
+function sortAnswers(paths: Record<string, Json>): void {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item) as Json[]) {
+      operation.responses = Object.fromEntries(Object.entries(operation.responses as Json).sort(([a], [b]) => a.localeCompare(b)));
     }
   }
 }
@@ -115,17 +209,35 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   });
   const exact = exactPaths();
   const metas = metaByOperation();
+  const schemas = withoutAdapterErrors(doc.components?.schemas ?? {});
   const paths: Record<string, Json> = {};
   for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Json>)) {
     for (const [method, operation] of Object.entries(item)) {
       if (typeof operation !== 'object' || operation === null || !('responses' in operation)) continue;
       envelopeResponses(operation as Json);
       const meta = metas.get(`${method} ${path.replace(/\/+$/, '') || '/'}`);
-      if (meta) fromMeta(operation as Json, meta);
+      if (meta) {
+        fromMeta(operation as Json, meta);
+        errorAnswers(operation as Json, meta, method, path, schemas);
+      }
     }
     paths[exact.get(path) ?? path] = item;
   }
-  Object.assign(paths, protocolPaths(), browserSignInPaths(), HEALTH_PATHS);
-  const components = { ...doc.components, securitySchemes: { ...doc.components?.securitySchemes, ...PROTOCOL_SECURITY_SCHEMES } };
+  Object.assign(paths, protocolPaths(), browserSignInPaths(), structuredClone(HEALTH_PATHS));
+  rateLimitAnswers(paths);
+  sortAnswers(paths);
+  const components = {
+    ...doc.components,
+    schemas: { ...schemas, Error: ERROR_ENVELOPE },
+    securitySchemes: { ...doc.components?.securitySchemes, ...PROTOCOL_SECURITY_SCHEMES },
+  };
   return { ...doc, paths, components } as OpenAPIObject;
+}
+
+/**
+ * The generator registers its own error bodies (`error.NOT_FOUND`: `{message, code, issues}`) as
+ * components; the REST door never answers them (every error is the envelope), so they are left out.
+ */
+function withoutAdapterErrors(schemas: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => !name.startsWith('error.')));
 }

@@ -1,9 +1,24 @@
 import { z } from 'zod';
 
-/** `page` starts at 1; `per_page` defaults to 20, at most 100. Anything else is BAD_REQUEST. */
+const DIGITS = /^[0-9]+$/;
+
+/**
+ * A number in a query string, where every value is text: only plain decimal digits are read as one
+ * (`7`, `007`). `Number()` also reads `1e0`, `0x1`, ` 1`, `+5` and the empty string, and those stay
+ * text here, so `schema` refuses them (400). tRPC and GraphQL send JSON numbers, taken as they are.
+ */
+export function queryNumber<T extends z.ZodNumber>(schema: T) {
+  return z.preprocess((value) => (typeof value === 'string' && DIGITS.test(value) ? Number(value) : value), schema);
+}
+
+/**
+ * `page` starts at 1; `per_page` defaults to 20, at most 100. Anything else is BAD_REQUEST. The
+ * defaults are prefaults (fed in as input when the value is missing) so that the OpenAPI document
+ * still shows them: zod leaves a default out of the input schema of a value that is transformed.
+ */
 export const pageParams = {
-  page: z.coerce.number().int().min(1).default(1),
-  per_page: z.coerce.number().int().min(1).max(100).default(20),
+  page: queryNumber(z.number().int().min(1)).prefault(1),
+  per_page: queryNumber(z.number().int().min(1).max(100)).prefault(20),
 };
 
 export interface PageQuery {

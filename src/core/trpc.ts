@@ -1,9 +1,10 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { AppErrorCode, FieldProblem } from './errors.ts';
 import { UnstorableTextError, unstorableMembers } from './storable-text.ts';
 import { auditScope } from './audit-scope.ts';
-import { recordAudit } from './audit.ts';
+import { recordAudit, type AuditTarget } from './audit.ts';
 import { AppError } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
@@ -27,8 +28,12 @@ import { recordRateLimitedAttempt } from './rate-limited-attempts.ts';
 /**
  * - `tenantHeader`: the workspace is named by `X-Tenant-ID` (public calls about one workspace; the
  *   OpenAPI document says so).
- * - `audit`: the event type a management write records when it succeeds (`user.create`); when it is
- *   refused, a `failure` row of that type is recorded instead (CONTRACT: every write leaves one).
+ * - `audit`: the event type a management write (or an audited read: `vault.reveal`) records when it
+ *   succeeds (`user.create`); when it is refused, a `failure` row of that type is recorded instead
+ *   (CONTRACT: every write leaves one).
+ * - `refusedTarget`: the target a refusal's row names, found from the call's raw input; it answers
+ *   only with a row of the caller's workspace (an id of another one is not this log's to show).
+ * - `conflict`: when the call answers 409 CONFLICT, in a few words (the OpenAPI document says so).
  * - `permission`: set by `managementProcedure`, what the call needs (tests read it).
  */
 export type Meta = OpenApiMeta<{
@@ -39,6 +44,8 @@ export type Meta = OpenApiMeta<{
   ownTransaction?: true;
   tenantHeader?: true;
   audit?: string;
+  conflict?: string;
+  refusedTarget?: (em: EntityManager, rawInput: unknown) => Promise<AuditTarget | undefined>;
   permission?: Permission;
 }>;
 
@@ -149,42 +156,58 @@ export function limitedUserProcedure(limit?: LimitName) {
 
 export const userProcedure = limitedUserProcedure();
 
+/** A refused call of a procedure that names its `audit` type: what its failure row is made of. */
+interface Refusal {
+  eventType: string;
+  error: unknown;
+  refusedTarget: Meta['refusedTarget'];
+  getRawInput: () => Promise<unknown>;
+}
+
 /**
  * A management write that was refused (403, 404, 409, an invalid body) rolled back everything it did,
  * its audit row too; this records the attempt on its own: a `failure` row of the write's `audit`
- * type, with the refusal's code. No target: an id the call named may be another workspace's. Errors that keep their changes wrote their own rows; 429 and 5xx are
- * not the caller's attempt being judged.
+ * type, with the refusal's code. A target only where the procedure says how to find one in the
+ * caller's workspace (`refusedTarget`): an id the call named may be another workspace's. Errors that
+ * keep their changes wrote their own rows; 429 and 5xx are not the caller's attempt being judged.
  */
-async function recordRefusal(ctx: Context & { principal: Principal; workspaceId: string }, eventType: string, error: unknown) {
-  const { appError } = toAppError(error);
+async function recordRefusal(ctx: Context & { principal: Principal; workspaceId: string }, refusal: Refusal) {
+  const { appError } = toAppError(refusal.error);
   if (appError.keepChanges || appError.status >= 500 || appError.appCode === 'RATE_LIMITED') return;
   const em = ctx.em.fork();
+  // An input that cannot be read names no target; the refusal is recorded all the same.
+  const rawInput = refusal.refusedTarget ? await refusal.getRawInput().catch(() => undefined) : undefined;
+  const target = refusal.refusedTarget ? await refusal.refusedTarget(em, rawInput) : undefined;
   recordAudit(
     { ...auditScope(ctx), em },
-    { eventType, outcome: 'failure', details: { reason: appError.appCode, status: appError.status } },
+    { eventType: refusal.eventType, outcome: 'failure', target, details: { reason: appError.appCode, status: appError.status } },
   );
   await em.flush();
 }
 
 /**
  * Management calls: an API key, or a user whose roles grant `permission`. One layer resolves the
- * credential, checks the permission and, for a write that names its `audit` type, records a refusal.
+ * credential, checks the permission and, for a call that names its `audit` type, records a refusal.
  */
 export function managementProcedure(permission: Permission) {
   return base
     .meta({ permission })
-    .use(async ({ ctx, type, meta, next }) => {
+    .use(async ({ ctx, meta, next, getRawInput }) => {
       const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
       const scoped = { principal, workspaceId: principal.workspaceId };
-      const audited = type === 'mutation' ? meta?.audit : undefined;
+      const eventType = meta?.audit;
+      const refusal = (error: unknown): Refusal | undefined =>
+        eventType ? { eventType, error, refusedTarget: meta?.refusedTarget, getRawInput } : undefined;
       if (!grants(principal.grants, permission)) {
         const refused = new AppError('FORBIDDEN', `This needs the ${permission} permission`);
-        if (audited) await recordRefusal({ ...ctx, ...scoped }, audited, refused);
+        const audited = refusal(refused);
+        if (audited) await recordRefusal({ ...ctx, ...scoped }, audited);
         throw refused;
       }
       const result = await next({ ctx: scoped });
-      if (!result.ok && audited) await recordRefusal({ ...ctx, ...scoped }, audited, result.error);
+      const audited = result.ok ? undefined : refusal(result.error);
+      if (audited) await recordRefusal({ ...ctx, ...scoped }, audited);
       return result;
     })
     .use(lastSteps);

@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { GraphQLError, parse, type DocumentNode, type SelectionSetNode } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppDeps } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
 import { toAppError } from '../core/error-normalize.ts';
+import { BODY_TOO_LARGE } from '../core/http.ts';
 import { createCaller } from '../router.ts';
 import type { GraphQLContext } from './builder.ts';
 import { graphqlSchema } from './schema.ts';
@@ -97,6 +98,16 @@ function isJson(text: string): boolean {
   }
 }
 
+/** A request refused before Yoga reads it, in GraphQL's error shape with the code every door uses. */
+function sendGraphQLError(res: Response, status: number, message: string): void {
+  res.status(status).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+}
+
+/** CONTRACT: a body over 1 MiB is 413 BAD_REQUEST; on /graphql, in GraphQL's error shape. */
+export function refuseLargeGraphQLBody(res: Response): void {
+  sendGraphQLError(res, 413, BODY_TOO_LARGE);
+}
+
 /**
  * Yoga reads a GET's `variables` and `extensions` with JSON.parse and answers 500 when they are not
  * JSON (or are repeated); they are checked here first and refused with 400 in GraphQL's error shape.
@@ -109,10 +120,7 @@ export const checkGraphQLQueryString: RequestHandler = (req, res, next) => {
     // Yoga's parser joins a repeated parameter with commas before JSON.parse: one value only.
     const problem =
       values.length > 1 ? 'is given more than once' : values.length === 1 && !isJson(values[0] as string) ? 'is not valid JSON' : null;
-    if (problem) {
-      res.status(400).json({ errors: [{ message: `The ${name} parameter ${problem}`, extensions: { code: 'BAD_REQUEST' } }] });
-      return;
-    }
+    if (problem) return sendGraphQLError(res, 400, `The ${name} parameter ${problem}`);
   }
   next();
 };

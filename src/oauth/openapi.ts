@@ -5,7 +5,7 @@
  */
 type Json = Record<string, unknown>;
 
-const OAUTH_ERROR = {
+export const OAUTH_ERROR = {
   type: 'object',
   required: ['error'],
   properties: {

@@ -22,6 +22,7 @@ import { Migration20261126150000_factor_last_step } from './Migration20261126150
 import { Migration20261127000000_deliveries_by_endpoint } from './Migration20261127000000_deliveries_by_endpoint.ts';
 import { Migration20261127010000_oidc_account } from './Migration20261127010000_oidc_account.ts';
 import { Migration20261128000000_user_identities } from './Migration20261128000000_user_identities.ts';
+import { Migration20261128010000_invitation_role_set_null } from './Migration20261128010000_invitation_role_set_null.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -51,4 +52,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127000000_deliveries_by_endpoint', class: Migration20261127000000_deliveries_by_endpoint },
   { name: 'Migration20261127010000_oidc_account', class: Migration20261127010000_oidc_account },
   { name: 'Migration20261128000000_user_identities', class: Migration20261128000000_user_identities },
+  { name: 'Migration20261128010000_invitation_role_set_null', class: Migration20261128010000_invitation_role_set_null },
 ];

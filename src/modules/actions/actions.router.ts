@@ -58,6 +58,7 @@ export const actionsRouter = router({
       },
       successStatus: 201,
       audit: 'action.create',
+      conflict: 'An action with this name exists already',
     })
     .input(createActionInput)
     .output(actionOutput)
@@ -73,6 +74,7 @@ export const actionsRouter = router({
         protect: true,
       },
       audit: 'action.update',
+      conflict: 'An action with this name exists already',
     })
     .input(updateActionInput)
     .output(actionOutput)

@@ -24,6 +24,7 @@ export const domainsRouter = router({
       },
       successStatus: 201,
       audit: 'domain.create',
+      conflict: 'The domain is added already, or verified by another workspace',
     })
     .input(createDomainInput)
     .output(domainOutput)
@@ -46,6 +47,7 @@ export const domainsRouter = router({
       },
       ownTransaction: true,
       audit: 'domain.verify',
+      conflict: 'The domain is verified by another workspace',
     })
     .input(domainIdInput)
     .output(domainOutput)

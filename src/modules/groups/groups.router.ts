@@ -27,6 +27,7 @@ export const groupsRouter = router({
       openapi: { method: 'POST', path: '/api/v1/groups', tags, summary: 'Create a group', protect: true },
       successStatus: 201,
       audit: 'group.create',
+      conflict: 'A group with this name already exists',
     })
     .input(createGroupInput)
     .output(groupOutput)
@@ -46,6 +47,7 @@ export const groupsRouter = router({
       openapi: { method: 'POST', path: '/api/v1/groups/{id}/members', tags, summary: 'Add a user to a group', protect: true },
       successStatus: 201,
       audit: 'group.member_add',
+      conflict: 'The user is a member already',
     })
     .input(addMemberInput)
     .output(membershipOutput)

@@ -25,6 +25,7 @@ export const idpAttributesRouter = router({
       openapi: { method: 'POST', path: '/api/v1/idp-attributes', tags, summary: 'Create a custom attribute', protect: true },
       successStatus: 201,
       audit: 'idp_attribute.create',
+      conflict: 'An attribute with this key exists already',
     })
     .input(createIdpAttributeInput)
     .output(idpAttributeOutput)

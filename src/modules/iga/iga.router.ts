@@ -52,6 +52,7 @@ export const igaRouter = router({
           protect: true,
         },
         successStatus: 201,
+        conflict: 'You have this access, or a pending request for it, already',
       })
       .input(createRequestInput)
       .output(accessRequestOutput)
@@ -85,6 +86,7 @@ export const igaRouter = router({
           protect: true,
         },
         audit: 'access_request.approve',
+        conflict: 'The request is decided already, or its role, group or requester is gone',
       })
       .input(approveInput)
       .output(accessRequestOutput)
@@ -104,6 +106,7 @@ export const igaRouter = router({
           protect: true,
         },
         audit: 'access_request.deny',
+        conflict: 'The request is decided already',
       })
       .input(denyInput)
       .output(accessRequestOutput)
@@ -171,6 +174,7 @@ export const igaRouter = router({
           protect: true,
         },
         audit: 'access_review.decide',
+        conflict: 'The item is decided already',
       })
       .input(decideInput)
       .output(decidedOutput)

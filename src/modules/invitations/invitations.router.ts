@@ -28,6 +28,7 @@ export const invitationsRouter = router({
       openapi: { method: 'POST', path: '/api/v1/invitations', tags, summary: 'Invite someone by email', protect: true },
       successStatus: 201,
       audit: 'invitation.create',
+      conflict: 'The email has a user or a pending invitation already',
     })
     .input(createInvitationInput)
     .output(invitationOutput)
@@ -47,6 +48,7 @@ export const invitationsRouter = router({
         protect: true,
       },
       audit: 'invitation.resend',
+      conflict: 'The invitation is no longer pending',
     })
     .input(invitationIdInput)
     .output(invitationOutput)
@@ -60,6 +62,7 @@ export const invitationsRouter = router({
     .meta({
       openapi: { method: 'DELETE', path: '/api/v1/invitations/{id}', tags, summary: 'Revoke an invitation', protect: true },
       audit: 'invitation.revoke',
+      conflict: 'The invitation is no longer pending',
     })
     .input(invitationIdInput)
     .output(deletedOutput)
@@ -73,6 +76,7 @@ export const invitationsRouter = router({
         tags,
         summary: 'Accept an invitation: creates the user and signs them in',
       },
+      conflict: 'The email has a user by now',
     })
     .input(acceptInvitationInput)
     .output(tokensOutput)

@@ -8,7 +8,7 @@ export const invitationOutput = z
   .object({
     id: z.string(),
     email: z.string(),
-    role_id: z.string(),
+    role_id: z.string().nullable().describe('null once the role was deleted (a pending invitation is then revoked)'),
     status: z.enum(INVITATION_STATUSES),
     created_at: z.string(),
     expires_at: z.string(),

@@ -145,8 +145,55 @@ export async function revokeInvitation(scope: AuditScope, id: string, now: Date)
 }
 
 /**
- * The invitee accepts: the invitation is consumed by one conditional UPDATE, the user is created with
- * the invited role, and signed in (the answer is a sign-in's).
+ * Before a role is deleted: its pending invitations are revoked in one statement (one past its date
+ * is recorded as expired instead), each revocation audited with the reason, so that no link is left
+ * that would give a role that no longer exists. Answers how many were revoked.
+ */
+export async function revokeInvitationsOfRole(scope: AuditScope, role: { id: string; key: string }, now: Date): Promise<number> {
+  const ended = await scope.em.execute<{ id: string; status: InvitationStatus }[]>(
+    `update invitations set status = case when expires_at <= ? then 'expired' else 'revoked' end
+      where workspace_id = ? and role_id = ? and status = 'pending' returning id, status`,
+    [now, scope.workspaceId, role.id],
+  );
+  const revoked = ended.filter((row) => row.status === 'revoked');
+  for (const { id } of revoked) {
+    recordAudit(scope, {
+      eventType: 'invitation.revoke',
+      target: { type: 'invitation', id },
+      details: { reason: 'role_deleted', role_id: role.id, role: role.key },
+    });
+  }
+  return revoked.length;
+}
+
+const DEAD_LINK = 'The invitation link is invalid, expired, revoked or already used';
+
+/**
+ * The refusal of an invitation link that cannot be used. A known one names its workspace, so the
+ * attempt is audited there (and kept): the invitation was accepted, revoked or has expired (401), or
+ * its address has a user by now (409). An unknown one names no workspace, and nothing is recorded.
+ */
+async function refuseInvitation(em: EntityManager, tokenHash: string, origin: Origin, now: Date): Promise<AppError> {
+  const invitation = await em.findOne(Invitation, { tokenHash }, { filters: false });
+  if (!invitation) return new AppError('INVALID_TOKEN', DEAD_LINK);
+  const status = statusAt(invitation, now);
+  recordAudit(
+    { em, workspaceId: invitation.workspaceId, actor: { type: 'system', id: null }, ...origin },
+    {
+      eventType: 'invitation.accept',
+      outcome: 'failure',
+      target: { type: 'invitation', id: invitation.id },
+      details: { reason: status === 'pending' ? 'user_exists' : `invitation_${status}` },
+    },
+  );
+  if (status === 'pending') return new AppError('CONFLICT', 'A user with this email already exists', { keepChanges: true });
+  return new AppError('INVALID_TOKEN', DEAD_LINK, { keepChanges: true });
+}
+
+/**
+ * The invitee accepts: the invitation is consumed by one conditional UPDATE (pending, unexpired, and
+ * no user has its address yet), the user is created with the invited role, and signed in (the answer
+ * is a sign-in's).
  */
 export async function acceptInvitation(
   deps: AppDeps,
@@ -155,14 +202,17 @@ export async function acceptInvitation(
   origin: Origin,
 ) {
   const now = deps.clock.now();
+  const tokenHash = sha256(input.token);
+  // A pending invitation always names its role (a check constraint): deleting the role revokes it.
   const [row] = await em.execute<{ id: string; workspace_id: string; email: string; role_id: string }[]>(
-    `update invitations set status = 'accepted', accepted_at = ?
-      where token_hash = ? and status = 'pending' and expires_at > ? returning id, workspace_id, email, role_id`,
-    [now, sha256(input.token), now],
+    `update invitations i set status = 'accepted', accepted_at = ?
+      where token_hash = ? and status = 'pending' and expires_at > ?
+        and not exists (select 1 from users u where u.workspace_id = i.workspace_id and u.email = i.email)
+      returning id, workspace_id, email, role_id`,
+    [now, tokenHash, now],
   );
-  if (!row) throw new AppError('INVALID_TOKEN', 'The invitation link is invalid, expired, revoked or already used');
+  if (!row) throw await refuseInvitation(em, tokenHash, origin, now);
   em.setFilterParams('tenant', { workspaceId: row.workspace_id });
-  if ((await em.count(User, { email: row.email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
   // The emailed one-time link proves the address.
   const user = await newUser(row.workspace_id, { email: row.email, password: input.password, name: input.name, email_verified: true });
   em.persist(user);

@@ -20,7 +20,8 @@ describe('invitations', () => {
   });
 
   const invite = (body: object, token = ws.apiKey) => call(app, 'POST', '/api/v1/invitations', { token, body });
-  const accept = (body: object) => call(app, 'POST', '/api/v1/invitations/accept', { body });
+  /** Each from an address of its own: the per-IP limit of acceptances has a test of its own below. */
+  const accept = (body: object) => call(app, 'POST', '/api/v1/invitations/accept', { body, headers: { 'x-forwarded-for': someIp() } });
 
   it('invites (201), emails a link, and the invitee accepts: user created with the role, signed in', async () => {
     const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
@@ -127,5 +128,94 @@ describe('invitations', () => {
     const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
     expect((await accept({ token, password: 'seven77' })).status).toBe(400);
     expect((await accept({ token, password: 'a decent passphrase' })).status).toBe(200);
+  });
+
+  it('audits refused acceptances of a known invitation in its workspace (used, revoked, expired, address taken); an unknown token names none', async () => {
+    const failures = async () =>
+      (await call(app, 'GET', '/api/v1/audit/events/?event_type=invitation.accept&outcome=failure&per_page=100', { token: ws.apiKey })).body
+        .data as { request_id: string; actor: { type: string }; target: { type: string; id: string } | null; details: object }[];
+    const invited = async (label: string) => {
+      const email = uniqueEmail(label);
+      const created = await invite({ email });
+      return { email, id: created.body.data.id as string, token: linkTokenIn(await mail.waitFor(email), 'accept-invitation').token };
+    };
+    const refused = async (invitation: { id: string; token: string }, status: number, code: string, reason: string) => {
+      const res = await accept({ token: invitation.token, password: 'invited passphrase' });
+      expect([res.status, res.body.error.code], reason).toEqual([status, code]);
+      const row = (await failures()).find((e) => e.request_id === res.headers.get('x-request-id'));
+      expect(row, reason).toMatchObject({
+        actor: { type: 'system' },
+        target: { type: 'invitation', id: invitation.id },
+        details: { reason },
+      });
+    };
+    const used = await invited('used');
+    expect((await accept({ token: used.token, password: 'invited passphrase' })).status).toBe(200);
+    await refused(used, 401, 'INVALID_TOKEN', 'invitation_accepted');
+    const revoked = await invited('refused-revoked');
+    await call(app, 'DELETE', `/api/v1/invitations/${revoked.id}`, { token: ws.apiKey });
+    await refused(revoked, 401, 'INVALID_TOKEN', 'invitation_revoked');
+    const taken = await invited('taken');
+    await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: taken.email, password: 'created meanwhile' } });
+    await refused(taken, 409, 'CONFLICT', 'user_exists');
+    // The address that has a user now is not given a second one, and the invitation stays pending.
+    const pending = await call(app, 'GET', '/api/v1/invitations?status=pending&per_page=100', { token: ws.apiKey });
+    expect(pending.body.data.map((i: { id: string }) => i.id)).toContain(taken.id);
+    const expired = await invited('refused-expired');
+    app.clock.advance(7 * 24 * 3600 * 1000 + 1000);
+    await refused(expired, 401, 'INVALID_TOKEN', 'invitation_expired');
+
+    const unknown = await accept({ token: 'inv_nobody_has_this_token', password: 'invited passphrase' });
+    expect(unknown.status).toBe(401);
+    const anywhere = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ n: number }[]>('select count(*)::int as n from audit_events where request_id = ?', [unknown.headers.get('x-request-id')]);
+    expect(anywhere).toEqual([{ n: 0 }]);
+  });
+
+  it('revokes the pending invitations of a deleted role, audited; the others keep their row without the role', async () => {
+    const role = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { name: `Doomed ${uniqueEmail()}`, permissions: ['users:read'] },
+    });
+    const roleId = role.body.data.id as string;
+    const invited = async (label: string) => {
+      const email = uniqueEmail(label);
+      const created = await invite({ email, role_id: roleId });
+      expect(created.status).toBe(201);
+      return { id: created.body.data.id as string, token: linkTokenIn(await mail.waitFor(email), 'accept-invitation').token };
+    };
+    const expired = await invited('doomed-expired');
+    app.clock.advance(7 * 24 * 3600 * 1000 + 1000);
+    const pending = await invited('doomed-pending');
+    const accepted = await invited('doomed-accepted');
+    expect((await accept({ token: accepted.token, password: 'invited passphrase' })).status).toBe(200);
+
+    const deleted = await call(app, 'DELETE', `/api/v1/roles/${roleId}`, { token: ws.apiKey });
+    expect(deleted.status).toBe(200);
+    const all = await call(app, 'GET', '/api/v1/invitations?per_page=100', { token: ws.apiKey });
+    const byId = (id: string) => all.body.data.find((i: { id: string }) => i.id === id);
+    expect(byId(pending.id)).toMatchObject({ status: 'revoked', role_id: null });
+    expect(byId(accepted.id)).toMatchObject({ status: 'accepted', role_id: null });
+    expect(byId(expired.id)).toMatchObject({ status: 'expired', role_id: null });
+    const link = await accept({ token: pending.token, password: 'invited passphrase' });
+    expect([link.status, link.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    const audit = async (type: string) =>
+      (await call(app, 'GET', `/api/v1/audit/events/?event_type=${type}&per_page=100`, { token: ws.apiKey })).body.data as {
+        request_id: string;
+        target: { id: string } | null;
+        details: Record<string, unknown>;
+      }[];
+    const requestId = deleted.headers.get('x-request-id');
+    const revocations = (await audit('invitation.revoke')).filter((e) => e.request_id === requestId);
+    expect(revocations).toEqual([
+      expect.objectContaining({
+        target: expect.objectContaining({ id: pending.id }),
+        details: { reason: 'role_deleted', role_id: roleId, role: role.body.data.key },
+      }),
+    ]);
+    expect((await audit('role.delete')).find((e) => e.request_id === requestId)?.details).toMatchObject({ revoked_invitations: 1 });
   });
 });

@@ -44,6 +44,7 @@ export const mfaRouter = router({
         summary: 'Confirm an enrollment with a code',
         protect: true,
       },
+      conflict: 'The factor is verified already',
     })
     .input(verifyFactorInput)
     .output(factorOutput)

@@ -37,6 +37,7 @@ export const organizationsRouter = router({
       openapi: { method: 'POST', path: '/api/v1/organizations', tags, summary: 'Create an organization', protect: true },
       successStatus: 201,
       audit: 'organization.create',
+      conflict: 'A domain belongs to another organization',
     })
     .input(createOrganizationInput)
     .output(organizationOutput)
@@ -74,6 +75,7 @@ export const organizationsRouter = router({
         protect: true,
       },
       audit: 'organization.update',
+      conflict: 'A domain belongs to another organization',
     })
     .input(updateOrganizationInput)
     .output(organizationOutput)

@@ -37,6 +37,7 @@ export const rolesRouter = router({
       openapi: { method: 'POST', path: '/api/v1/roles', tags, summary: 'Create a custom role', protect: true },
       successStatus: 201,
       audit: 'role.create',
+      conflict: 'A role with this key already exists',
     })
     .input(createRoleInput)
     .output(roleOutput)
@@ -46,10 +47,11 @@ export const rolesRouter = router({
     .meta({
       openapi: { method: 'DELETE', path: '/api/v1/roles/{id}', tags, summary: 'Delete a custom role', protect: true },
       audit: 'role.delete',
+      conflict: 'Built-in roles cannot be deleted',
     })
     .input(roleIdInput)
     .output(deletedOutput)
-    .mutation(({ ctx, input }) => deleteRole(auditScope(ctx), input.id)),
+    .mutation(({ ctx, input }) => deleteRole(auditScope(ctx), input.id, ctx.deps.clock.now())),
 
   assign: managementProcedure('roles:write')
     .meta({
@@ -61,6 +63,7 @@ export const rolesRouter = router({
         protect: true,
       },
       audit: 'role.assign',
+      conflict: 'The last owner cannot be given an end date',
     })
     .input(assignInput)
     .output(assignmentOutput)
@@ -70,6 +73,7 @@ export const rolesRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/roles/revoke', tags, summary: 'Take a role away', protect: true },
       audit: 'role.revoke',
+      conflict: 'The last owner cannot be removed',
     })
     .input(revokeInput)
     .output(z.object({ user_id: z.string(), role_id: z.string(), revoked: z.literal(true) }))

@@ -4,6 +4,7 @@ import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { revokeInvitationsOfRole } from '../invitations/invitations.service.ts';
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
 import { assertMayGrant, isOwner, lockOwnerRole, permanentOwners } from './owners.ts';
@@ -85,13 +86,44 @@ export async function createRole(scope: AuditScope, input: CreateRoleInput, now:
   return toRoleView(role);
 }
 
-export async function deleteRole(scope: AuditScope, id: string) {
+/**
+ * Deletes a custom role: its assignments go, its pending invitations are revoked (audited one by one),
+ * and the other invitations that carried it keep their row without it.
+ */
+export async function deleteRole(scope: AuditScope, id: string, now: Date) {
   const role = await findRole(scope.em, id);
   if (role.builtin) throw new AppError('CONFLICT', 'Built-in roles cannot be deleted');
+  const revokedInvitations = await revokeInvitationsOfRole(scope, role, now);
   await scope.em.nativeDelete(RoleAssignment, { roleId: role.id });
   scope.em.remove(role);
-  recordAudit(scope, { eventType: 'role.delete', target: { type: 'role', id: role.id }, details: { key: role.key } });
+  recordAudit(scope, {
+    eventType: 'role.delete',
+    target: { type: 'role', id: role.id },
+    details: { key: role.key, revoked_invitations: revokedInvitations },
+  });
   return { id: role.id, deleted: true as const };
+}
+
+/**
+ * The assignment of `roleId` to `userId`, created or given the new `expiresAt`, in one statement: of
+ * concurrent assignments of the same pair, one inserts and the others wait for it, then update, so
+ * each answers as a repeated assignment does (a find-then-insert let the unique index refuse them).
+ */
+async function upsertAssignment(scope: AuditScope, userId: string, roleId: string, expiresAt: Date | null, now: Date) {
+  const [row] = await scope.em.execute<{ id: string; expires_at: string | null; created_at: string }[]>(
+    `insert into role_assignments (id, workspace_id, user_id, role_id, expires_at, created_at) values (?, ?, ?, ?, ?, ?)
+      on conflict (user_id, role_id) do update set expires_at = excluded.expires_at returning id, expires_at, created_at`,
+    [newId('ras'), scope.workspaceId, userId, roleId, expiresAt, now],
+  );
+  if (!row) throw new AppError('INTERNAL', 'The role assignment was not written');
+  return Object.assign(new RoleAssignment(), {
+    id: row.id,
+    workspaceId: scope.workspaceId,
+    userId,
+    roleId,
+    expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+    createdAt: new Date(row.created_at),
+  });
 }
 
 export async function assignRole(
@@ -108,24 +140,14 @@ export async function assignRole(
       details: [{ path: 'expires_at', message: 'must be in the future' }],
     });
   assertMayGrant(principal, role);
-  if ((role.key as BuiltinRoleKey) === 'owner' && role.builtin) await lockOwnerRole(scope.em, role);
-  let assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
-  if (assignment && expiresAt && role.builtin && role.key === 'owner' && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
-    throw new AppError('CONFLICT', 'The last owner cannot be given an end date; make someone else an owner first');
+  if ((role.key as BuiltinRoleKey) === 'owner' && role.builtin) {
+    await lockOwnerRole(scope.em, role);
+    const held = (await scope.em.count(RoleAssignment, { userId: user.id, roleId: role.id })) > 0;
+    if (held && expiresAt && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
+      throw new AppError('CONFLICT', 'The last owner cannot be given an end date; make someone else an owner first');
+    }
   }
-  if (assignment) {
-    assignment.expiresAt = expiresAt;
-  } else {
-    assignment = Object.assign(new RoleAssignment(), {
-      id: newId('ras'),
-      workspaceId: scope.workspaceId,
-      userId: user.id,
-      roleId: role.id,
-      expiresAt,
-      createdAt: now,
-    });
-    scope.em.persist(assignment);
-  }
+  const assignment = await upsertAssignment(scope, user.id, role.id, expiresAt, now);
   recordAudit(scope, {
     eventType: 'role.assign',
     target: { type: 'user', id: user.id },

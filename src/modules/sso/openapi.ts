@@ -53,6 +53,7 @@ export function browserSignInPaths(): Record<string, Json> {
         responses: {
           '303': { description: 'To redirect_uri with code, or with error and error_description; then the app’s state, if it sent one' },
           '400': ERROR,
+          '404': ERROR,
         },
       },
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pageOf, pageParams } from '../../core/pagination.ts';
+import { pageOf, pageParams, queryNumber } from '../../core/pagination.ts';
 import { RISK_OUTCOMES } from './threat.entity.ts';
 
 export const RISK_LEVELS = ['low', 'medium', 'high'] as const;
@@ -27,7 +27,7 @@ export const riskScorePage = pageOf(riskScoreOutput);
 export const recentScoresInput = z
   .object({
     outcome: z.enum(RISK_OUTCOMES).optional(),
-    min_score: z.coerce.number().int().min(0).max(100).optional(),
+    min_score: queryNumber(z.number().int().min(0).max(100)).optional(),
     user_id: z.string().max(100).optional(),
     ip: z.string().max(100).optional(),
     since: z.iso.datetime({ offset: true }).optional(),

@@ -179,6 +179,11 @@ describe('threat detection', () => {
     const high = await call(app, 'GET', '/api/v1/threat/scores/recent?min_score=40&per_page=100', { token: ws.apiKey });
     expect(high.body.data.length).toBeGreaterThan(0);
     for (const row of high.body.data) expect(row.score).toBeGreaterThanOrEqual(40);
+    // A number in a query string is plain decimal digits, as for page and per_page.
+    for (const odd of ['4e1', '0x28', '%2B40', '%2040']) {
+      const res = await call(app, 'GET', `/api/v1/threat/scores/recent?min_score=${odd}`, { token: ws.apiKey });
+      expect([res.status, res.body.error?.code], odd).toEqual([400, 'BAD_REQUEST']);
+    }
     const gql = await graphql(
       app,
       `

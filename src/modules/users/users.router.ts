@@ -18,6 +18,7 @@ export const usersRouter = router({
       openapi: { method: 'POST', path: '/api/v1/users', tags: ['users'], summary: 'Create a user', protect: true },
       successStatus: 201,
       audit: 'user.create',
+      conflict: 'A user with this email already exists',
     })
     .input(createUserInput)
     .output(userOutput)
@@ -42,6 +43,7 @@ export const usersRouter = router({
     .meta({
       openapi: { method: 'PATCH', path: '/api/v1/users/{id}', tags: ['users'], summary: 'Update a user (name, status)', protect: true },
       audit: 'user.update',
+      conflict: 'Another user has this email, or the last owner would be deactivated',
     })
     .input(updateUserInput)
     .output(userOutput)
@@ -57,6 +59,7 @@ export const usersRouter = router({
         protect: true,
       },
       audit: 'user.delete',
+      conflict: 'The last owner cannot be deleted',
     })
     .input(userIdInput)
     .output(deletedOutput)

@@ -119,14 +119,34 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
       expect(max.body.data).toHaveLength(25);
     });
 
-    it.each(['page=0', 'page=-1', 'per_page=0', 'per_page=101', 'per_page=abc', 'page=abc', 'page=1.5', 'status=bogus'])(
-      'answers ?%s with 400 BAD_REQUEST',
-      async (qs) => {
-        const res = await call(app, 'GET', `/api/v1/users?${qs}`, { token: listWs.apiKey });
-        expect(res.status).toBe(400);
-        expect(res.body.error.code).toBe('BAD_REQUEST');
-      },
-    );
+    // Only plain decimal digits are a number: no exponent, hex, sign, spaces or empty value, though Number() reads them.
+    it.each([
+      'page=0',
+      'page=-1',
+      'per_page=0',
+      'per_page=101',
+      'per_page=abc',
+      'page=abc',
+      'page=1.5',
+      'status=bogus',
+      'page=1e0',
+      'page=0x1',
+      'page=%201',
+      'page=1%20',
+      'page=%2B5',
+      'per_page=2e1',
+      'per_page=',
+    ])('answers ?%s with 400 BAD_REQUEST', async (qs) => {
+      const res = await call(app, 'GET', `/api/v1/users?${qs}`, { token: listWs.apiKey });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('BAD_REQUEST');
+    });
+
+    it('reads page and per_page with leading zeros as the numbers they write', async () => {
+      const res = await call(app, 'GET', '/api/v1/users?page=02&per_page=010', { token: listWs.apiKey });
+      expect(res.status).toBe(200);
+      expect(res.body.meta).toEqual({ total: 25, page: 2, per_page: 10 });
+    });
 
     it('filters by q (email or name, case-insensitive, wildcards literal) and status', async () => {
       const byEmail = await call(app, 'GET', '/api/v1/users?q=PERSON0', { token: listWs.apiKey });

@@ -9,7 +9,14 @@ import {
   vaultObjectOutput,
   vaultPage,
 } from './vault.schema.ts';
-import { createVaultObject, deleteVaultObject, getVaultObject, listVaultObjects, revealVaultObject } from './vault.service.ts';
+import {
+  askedForObject,
+  createVaultObject,
+  deleteVaultObject,
+  getVaultObject,
+  listVaultObjects,
+  revealVaultObject,
+} from './vault.service.ts';
 
 const tags = ['vault'];
 
@@ -33,6 +40,7 @@ export const vaultRouter = router({
       },
       successStatus: 201,
       audit: 'vault.create',
+      conflict: 'A vault object with this name exists already',
     })
     .input(createVaultObjectInput)
     .output(vaultObjectOutput)
@@ -44,16 +52,22 @@ export const vaultRouter = router({
     .output(vaultObjectOutput)
     .query(({ ctx, input }) => getVaultObject(ctx.em, input.id)),
 
-  /** A GET, as the spec has it, that writes its audit row before it answers (Cache-Control: no-store). */
+  /**
+   * A GET, as the spec has it, that writes its audit row before it answers (Cache-Control: no-store).
+   * A refused reveal (a viewer's 403, an unknown id) is audited too, naming the object when it is one
+   * of the caller's workspace: reading a secret's value is what an audit log is for.
+   */
   reveal: managementProcedure('vault:reveal')
     .meta({
       openapi: {
         method: 'GET',
         path: '/api/v1/vault/objects/{id}/reveal',
         tags,
-        summary: "Read a secret's value (owners, admins, API keys); every reveal is audited",
+        summary: "Read a secret's value (owners, admins, API keys); every reveal is audited, refused ones too",
         protect: true,
       },
+      audit: 'vault.reveal',
+      refusedTarget: askedForObject,
     })
     .input(vaultObjectIdInput)
     .output(revealedOutput)

@@ -22,6 +22,7 @@ describe('vault', () => {
   let app: TestApp;
   let ws: TestWorkspace;
   const tokens: Record<string, string> = {};
+  const userIds: Record<string, string> = {};
 
   async function rows(): Promise<Row[]> {
     return app.deps.orm.em
@@ -44,6 +45,7 @@ describe('vault', () => {
     for (const role of ['admin', 'viewer', 'member']) {
       const email = uniqueEmail(role);
       const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+      userIds[role] = user.body.data.id;
       if (role !== 'member') {
         await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.body.data.id, role_id: roleId(role) } });
       }
@@ -87,7 +89,7 @@ describe('vault', () => {
     expect(JSON.stringify(audit.body)).not.toContain(value);
   });
 
-  it('lets a viewer list but never reveal; a member neither; nobody without a credential', async () => {
+  it('lets a viewer list but never reveal; a member neither; nobody without a credential; refused reveals are audited', async () => {
     const { id } = (await store('viewer-proof', `hidden-${randomUUID()}`)).body.data;
     expect((await call(app, 'GET', '/api/v1/vault/objects/', { token: tokens.viewer })).status).toBe(200);
     expect((await call(app, 'GET', `/api/v1/vault/objects/${id}`, { token: tokens.viewer })).status).toBe(200);
@@ -99,8 +101,37 @@ describe('vault', () => {
       expect((await call(app, 'GET', path, { token: tokens.member })).status).toBe(403);
       expect((await call(app, 'GET', path)).status).toBe(401);
     }
+    // The viewer's and the member's attempts, naming the object; no success, and nothing for the calls without a credential.
     const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=vault.reveal&target_id=${id}`, { token: ws.apiKey });
-    expect(audit.body.meta.total).toBe(0);
+    expect(audit.body.meta.total).toBe(2);
+    const refusal = (userId: string) => ({
+      outcome: 'failure',
+      actor: { type: 'user', id: userId },
+      target: { type: 'vault_object', id },
+      details: { reason: 'FORBIDDEN', status: 403 },
+    });
+    expect(audit.body.data).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining(refusal(userIds.viewer as string)),
+        expect.objectContaining(refusal(userIds.member as string)),
+      ]),
+    );
+    const row = audit.body.data.find((e: { actor: { id: string } }) => e.actor.id === userIds.viewer);
+    expect(row.request_id).toBe(viewer.headers.get('x-request-id'));
+  });
+
+  it('audits a reveal of an id that names no object of the workspace, without naming it as the target', async () => {
+    const other = await createWorkspace(app);
+    const { id } = (await store('theirs', 'not yours', other.apiKey)).body.data;
+    for (const asked of [id, 'vlt_00000000000000000000000000']) {
+      const res = await call(app, 'GET', `/api/v1/vault/objects/${asked}/reveal`, { token: ws.apiKey });
+      expect(res.status).toBe(404);
+      const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=vault.reveal&outcome=failure&per_page=100', {
+        token: ws.apiKey,
+      });
+      const row = failures.body.data.find((e: { request_id: string }) => e.request_id === res.headers.get('x-request-id'));
+      expect(row).toMatchObject({ actor: { type: 'api_key' }, target: null, details: { reason: 'NOT_FOUND', status: 404 } });
+    }
   });
 
   it('refuses duplicate names (any case), bad bodies and unknown ids', async () => {

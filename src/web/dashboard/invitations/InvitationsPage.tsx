@@ -32,7 +32,7 @@ export function InvitationsPage() {
     placeholderData: keepPreviousData,
   });
   const roles = useAllRoles(can('roles:read'));
-  const roleName = (id: string) => roles.data?.data.find((r) => r.id === id)?.name ?? id;
+  const roleName = (id: string | null) => (id === null ? 'Deleted role' : (roles.data?.data.find((r) => r.id === id)?.name ?? id));
 
   return (
     <>
