@@ -27,8 +27,9 @@ import { recordRateLimitedAttempt } from './rate-limited-attempts.ts';
 /**
  * - `tenantHeader`: the workspace is named by `X-Tenant-ID` (public calls about one workspace; the
  *   OpenAPI document says so).
- * - `audit`: the event type a management write records when it succeeds (`user.create`); when it is
- *   refused, a `failure` row of that type is recorded instead (CONTRACT: every write leaves one).
+ * - `audit`: the event type a management write (or a user's own write through `userProcedure`, such as
+ *   asking for access) records when it succeeds (`user.create`); when it is refused, a `failure` row of
+ *   that type is recorded instead (CONTRACT: every write leaves one).
  * - `permission`: set by `managementProcedure`, what the call needs (tests read it).
  */
 export type Meta = OpenApiMeta<{
@@ -130,39 +131,72 @@ export function rateLimit(
 
 const noLimit = t.middleware(({ next }) => next());
 
+/** The caller an authenticated call is scoped to. */
+interface Scoped {
+  principal: Principal;
+  workspaceId: string;
+}
+
 /**
- * A signed-in user acting as themself (their own factors, password, sessions). A named limit counts
- * every call from the address, before the credential is checked, as the spec's per-IP limits do.
+ * A write that was refused (403, 404, 409, an invalid body) rolled back everything it did, its audit
+ * row too; this records the attempt on its own: a `failure` row of the write's `audit` type, with the
+ * refusal's code. No target: an id the call named may be another workspace's. Errors that keep their
+ * changes wrote their own rows; 429 and 5xx are not the caller's attempt being judged.
+ */
+async function recordRefusal(ctx: Context, scoped: Scoped, eventType: string, error: unknown) {
+  const { appError } = toAppError(error);
+  if (appError.keepChanges || appError.status >= 500 || appError.appCode === 'RATE_LIMITED') return;
+  const em = ctx.em.fork();
+  recordAudit(
+    { ...auditScope({ ...ctx, ...scoped }), em },
+    { eventType, outcome: 'failure', details: { reason: appError.appCode, status: appError.status } },
+  );
+  await em.flush();
+}
+
+/** The event type whose refusals a call records: a write's `audit` meta; reads record none. */
+function auditedType(type: string, meta: Meta | undefined): string | undefined {
+  return type === 'mutation' ? meta?.audit : undefined;
+}
+
+/** Records `refused`, an error the caller meets before the handler runs, when the write is audited; then it is thrown. */
+async function refuse(ctx: Context, scoped: Scoped, eventType: string | undefined, refused: AppError): Promise<AppError> {
+  if (eventType) await recordRefusal(ctx, scoped, eventType, refused);
+  return refused;
+}
+
+/** Records the refusal of the rest of an audited write's chain (the handler, the input), if it was refused. */
+async function auditOutcome<R extends { ok: true } | { ok: false; error: unknown }>(
+  ctx: Context,
+  scoped: Scoped,
+  eventType: string | undefined,
+  result: R,
+): Promise<R> {
+  if (!result.ok && eventType) await recordRefusal(ctx, scoped, eventType, result.error);
+  return result;
+}
+
+/**
+ * A signed-in user acting as themself (their own factors, password, sessions; asking for access). A
+ * named limit counts every call from the address, before the credential is checked, as the spec's
+ * per-IP limits do. A write that names its `audit` type records its refusals, as management writes do.
  */
 export function limitedUserProcedure(limit?: LimitName) {
   return base
     .use(limit ? rateLimit(limit) : noLimit)
     .use(authenticated)
-    .use(({ ctx, next }) => {
-      if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
-      return next({ ctx: { principal: ctx.principal, userId: ctx.principal.id, sessionId: ctx.principal.sessionId } });
+    .use(async ({ ctx, type, meta, next }) => {
+      const { principal } = ctx;
+      const audited = auditedType(type, meta);
+      if (principal.type !== 'user') {
+        throw await refuse(ctx, ctx, audited, new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key'));
+      }
+      return auditOutcome(ctx, ctx, audited, await next({ ctx: { principal, userId: principal.id, sessionId: principal.sessionId } }));
     })
     .use(lastSteps);
 }
 
 export const userProcedure = limitedUserProcedure();
-
-/**
- * A management write that was refused (403, 404, 409, an invalid body) rolled back everything it did,
- * its audit row too; this records the attempt on its own: a `failure` row of the write's `audit`
- * type, with the refusal's code. No target: an id the call named may be another workspace's. Errors that keep their changes wrote their own rows; 429 and 5xx are
- * not the caller's attempt being judged.
- */
-async function recordRefusal(ctx: Context & { principal: Principal; workspaceId: string }, eventType: string, error: unknown) {
-  const { appError } = toAppError(error);
-  if (appError.keepChanges || appError.status >= 500 || appError.appCode === 'RATE_LIMITED') return;
-  const em = ctx.em.fork();
-  recordAudit(
-    { ...auditScope(ctx), em },
-    { eventType, outcome: 'failure', details: { reason: appError.appCode, status: appError.status } },
-  );
-  await em.flush();
-}
 
 /**
  * Management calls: an API key, or a user whose roles grant `permission`. One layer resolves the
@@ -175,15 +209,11 @@ export function managementProcedure(permission: Permission) {
       const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
       const scoped = { principal, workspaceId: principal.workspaceId };
-      const audited = type === 'mutation' ? meta?.audit : undefined;
+      const audited = auditedType(type, meta);
       if (!grants(principal.grants, permission)) {
-        const refused = new AppError('FORBIDDEN', `This needs the ${permission} permission`);
-        if (audited) await recordRefusal({ ...ctx, ...scoped }, audited, refused);
-        throw refused;
+        throw await refuse(ctx, scoped, audited, new AppError('FORBIDDEN', `This needs the ${permission} permission`));
       }
-      const result = await next({ ctx: scoped });
-      if (!result.ok && audited) await recordRefusal({ ...ctx, ...scoped }, audited, result.error);
-      return result;
+      return auditOutcome(ctx, scoped, audited, await next({ ctx: scoped }));
     })
     .use(lastSteps);
 }

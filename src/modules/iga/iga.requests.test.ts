@@ -242,6 +242,31 @@ describe('entitlements and access requests', () => {
     }
   });
 
+  it('records every refused request as a failed access_request.create, with the caller and the code', async () => {
+    const asker = await person('refused');
+    const pending = await ask(asker, { entitlement_id: roleIds.billing, justification: 'first' });
+    expect(pending.status).toBe(201);
+    const refusals = [
+      [await ask(asker, { entitlement_id: roleIds.billing, justification: 'again' }), 409, 'user'],
+      [await ask(asker, { entitlement_id: roleIds.member, justification: 'held already' }), 409, 'user'],
+      [await ask(asker, { entitlement_id: 'rol_00000000000000000000000000', justification: 'x' }), 404, 'user'],
+      [await ask(asker, { entitlement_id: roleIds.billing }), 400, 'user'],
+      [await ask(ws.apiKey, { entitlement_id: roleIds.billing, justification: 'x' }), 403, 'api_key'],
+    ] as const;
+    const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=access_request.create&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    for (const [res, status, actor] of refusals) {
+      expect(res.status).toBe(status);
+      const row = failures.body.data.find((e: { request_id: string }) => e.request_id === res.headers.get('x-request-id'));
+      expect(row, `${status}`).toMatchObject({
+        actor: { type: actor, ...(actor === 'user' ? { id: asker.id } : {}) },
+        target: null,
+        details: { reason: res.body.error.code, status },
+      });
+    }
+  });
+
   it('lets viewers read requests and entitlements but not decide; members neither', async () => {
     const requester = await person('watched');
     const { id } = (await ask(requester, { entitlement_id: roleIds.billing, justification: 'read me' })).body.data;

@@ -52,6 +52,7 @@ export const igaRouter = router({
           protect: true,
         },
         successStatus: 201,
+        audit: 'access_request.create',
       })
       .input(createRequestInput)
       .output(accessRequestOutput)
