@@ -170,6 +170,7 @@ async function removeAccess(scope: AuditScope, principal: Principal, item: Acces
 /**
  * Decides one item, once. The review row is locked first (decisions of one review queue up, so its
  * counters stay exact and exactly one decision completes it), then the item; a decided item is 409.
+ * Nobody reviews their own access (as nobody decides their own request): someone else certifies it.
  * `revoke` removes the access in the same transaction, through the roles and groups rules (only
  * owners revoke owner, the last owner stays).
  */
@@ -185,6 +186,7 @@ export async function decideItem(
   const item = isId('rvi', input.item_id) ? await em.findOne(AccessReviewItem, { id: input.item_id, reviewId: review.id }) : null;
   if (!item) throw new AppError('NOT_FOUND', 'No such item in this review');
   if (item.decision) throw new AppError('CONFLICT', `This item was already decided (${item.decision})`);
+  if (principal.type === 'user' && principal.id === item.userId) throw new AppError('FORBIDDEN', 'You cannot review your own access');
   const removed = input.decision === 'revoke' ? await removeAccess(scope, principal, item) : false;
   Object.assign(item, {
     decision: input.decision,
