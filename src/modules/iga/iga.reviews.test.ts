@@ -203,6 +203,17 @@ describe('access reviews', () => {
     ]) {
       expect((await start(body)).status, JSON.stringify(body)).toBe(400);
     }
+    for (const due of [new Date(app.clock.now().getTime() - 60_000), app.clock.now()]) {
+      const past = await start({ name: 'Overdue', scope: { type: 'everyone' }, due_at: due.toISOString() });
+      expect([past.status, past.body.error.code, past.body.error.details]).toEqual([
+        400,
+        'BAD_REQUEST',
+        [{ path: 'due_at', message: 'must be in the future' }],
+      ]);
+    }
+    expect(
+      (await call(app, 'GET', '/api/v1/iga/reviews?per_page=100', { token: ws.apiKey })).body.data.map((r: { name: string }) => r.name),
+    ).not.toContain('Overdue');
     expect((await start({ name: 'x', scope: { type: 'role', id: 'rol_00000000000000000000000000' } })).status).toBe(404);
     const groupId = (await call(app, 'GET', '/api/v1/iga/entitlements?type=group', { token: ws.apiKey })).body.data[0].id;
     expect((await start({ name: 'x', scope: { type: 'role', id: groupId } })).status).toBe(404);

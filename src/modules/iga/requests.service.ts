@@ -65,6 +65,15 @@ async function approverEmails(em: EntityManager, workspaceId: string, requesterI
   return rows.map((r) => r.email);
 }
 
+/** A time the caller sets that must be ahead of `now` (a grant's end, a review's due date); 400 on `path` otherwise. */
+export function futureInstant(value: string | null | undefined, path: string, now: Date): Date | null {
+  const instant = value ? new Date(value) : null;
+  if (instant && instant <= now) {
+    throw new AppError('BAD_REQUEST', `${path} must be in the future`, { details: [{ path, message: 'must be in the future' }] });
+  }
+  return instant;
+}
+
 async function workspaceName(em: EntityManager, workspaceId: string): Promise<string> {
   return (await em.findOneOrFail(Workspace, { id: workspaceId })).name;
 }
@@ -203,12 +212,7 @@ export async function approveRequest(
   input: { id: string; expires_at?: string | null; reason?: string; comment?: string },
   now: Date,
 ): Promise<AccessRequestView> {
-  const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
-  if (expiresAt && expiresAt <= now) {
-    throw new AppError('BAD_REQUEST', 'expires_at must be in the future', {
-      details: [{ path: 'expires_at', message: 'must be in the future' }],
-    });
-  }
+  const expiresAt = futureInstant(input.expires_at, 'expires_at', now);
   const request = await pendingRequest(scope, principal, input.id);
   if (expiresAt && request.entitlementType !== 'role') {
     throw new AppError('BAD_REQUEST', 'Only role grants can be time-bound', { details: [{ path: 'expires_at', message: 'roles only' }] });

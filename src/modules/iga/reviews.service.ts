@@ -12,6 +12,7 @@ import { RoleAssignment } from '../roles/role.entity.ts';
 import { revokeRole } from '../roles/roles.service.ts';
 import { findEntitlement } from './entitlements.service.ts';
 import { AccessReview, AccessReviewItem, type Decision, type ReviewStatus } from './iga.entity.ts';
+import { futureInstant } from './requests.service.ts';
 import type { AccessReviewView, ListItemsInput, ReviewItemView, StartReviewInput } from './iga.schema.ts';
 
 function iso(date: Date | null): string | null {
@@ -77,6 +78,7 @@ function grantsOf(scope: StartReviewInput['scope']): { sql: string; params: (wor
  */
 export async function startReview(scope: AuditScope, input: StartReviewInput, now: Date): Promise<AccessReviewView> {
   const { em } = scope;
+  const dueAt = futureInstant(input.due_at, 'due_at', now);
   let scopeName: string | null = null;
   if (input.scope.type !== 'everyone') {
     const entitlement = await findEntitlement(em, input.scope.id);
@@ -98,7 +100,7 @@ export async function startReview(scope: AuditScope, input: StartReviewInput, no
     createdByType: scope.actor.type,
     createdById: scope.actor.id,
     createdAt: now,
-    dueAt: input.due_at ? new Date(input.due_at) : null,
+    dueAt,
     completedAt: null,
   });
   em.persist(review);
