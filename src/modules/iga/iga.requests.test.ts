@@ -172,6 +172,22 @@ describe('entitlements and access requests', () => {
     expect(approved.body.data).toMatchObject({ status: 'approved', decision_reason: 'Needed for the audit' });
   });
 
+  it('refuses a reason and a comment that differ (they are one note), on either decision; equal ones pass', async () => {
+    const torn = await person('torn');
+    const { id } = (await ask(torn, { entitlement_id: groupId, justification: 'Both' })).body.data;
+    for (const verb of ['deny', 'approve'] as const) {
+      const both = await decide(id, verb, { reason: 'Not now', comment: 'Maybe later' });
+      expect([both.status, both.body.error.code, both.body.error.details]).toEqual([
+        400,
+        'BAD_REQUEST',
+        [{ path: 'comment', message: 'send reason or comment, not both' }],
+      ]);
+    }
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey })).body.data.status).toBe('pending');
+    const same = await decide(id, 'deny', { reason: 'Not now', comment: 'Not now' });
+    expect(same.body.data).toMatchObject({ status: 'denied', decision_reason: 'Not now' });
+  });
+
   it('denies with a reason; nothing is granted; deciding again is 409', async () => {
     const requester = await person('denied');
     const { id } = (await ask(requester, { entitlement_id: groupId, justification: 'Want to see the books' })).body.data;

@@ -205,6 +205,19 @@ async function notifyDecision(scope: AuditScope, principal: Principal, request: 
   }
 }
 
+/**
+ * The decider's note: `reason` or `comment`, which mean the same. Both are taken only when they agree;
+ * two different notes are 400 rather than one of them silently lost.
+ */
+function decisionNote(input: { reason?: string; comment?: string }): string | null {
+  if (input.reason !== undefined && input.comment !== undefined && input.reason !== input.comment) {
+    throw new AppError('BAD_REQUEST', 'Send reason or comment, not both', {
+      details: [{ path: 'comment', message: 'send reason or comment, not both' }],
+    });
+  }
+  return input.reason ?? input.comment ?? null;
+}
+
 /** Approves and grants in the same transaction, optionally until `expires_at` (roles only). */
 export async function approveRequest(
   scope: AuditScope,
@@ -213,6 +226,7 @@ export async function approveRequest(
   now: Date,
 ): Promise<AccessRequestView> {
   const expiresAt = futureInstant(input.expires_at, 'expires_at', now);
+  const note = decisionNote(input);
   const request = await pendingRequest(scope, principal, input.id);
   if (expiresAt && request.entitlementType !== 'role') {
     throw new AppError('BAD_REQUEST', 'Only role grants can be time-bound', { details: [{ path: 'expires_at', message: 'roles only' }] });
@@ -228,7 +242,7 @@ export async function approveRequest(
     decidedByType: scope.actor.type,
     decidedById: scope.actor.id,
     decidedAt: now,
-    decisionReason: input.reason ?? input.comment ?? null,
+    decisionReason: note,
     grantExpiresAt: expiresAt,
   });
   recordAudit(scope, {
@@ -258,8 +272,8 @@ export async function denyRequest(
   input: { id: string; reason?: string; comment?: string },
   now: Date,
 ): Promise<AccessRequestView> {
+  const reason = decisionNote(input);
   const request = await pendingRequest(scope, principal, input.id);
-  const reason = input.reason ?? input.comment ?? null;
   Object.assign(request, {
     status: 'denied',
     decidedByType: scope.actor.type,
