@@ -199,6 +199,13 @@ export function limitedUserProcedure(limit?: LimitName) {
 export const userProcedure = limitedUserProcedure();
 
 /**
+ * Any caller of the workspace, an API key or a signed-in user whatever their roles: reads whose answer
+ * narrows to what the caller may see (a member lists their own access requests). The handler decides
+ * from `ctx.principal.grants`.
+ */
+export const authenticatedProcedure = base.use(authenticated).use(lastSteps);
+
+/**
  * Management calls: an API key, or a user whose roles grant `permission`. One layer resolves the
  * credential, checks the permission and, for a write that names its `audit` type, records a refusal.
  */

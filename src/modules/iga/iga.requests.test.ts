@@ -283,13 +283,13 @@ describe('entitlements and access requests', () => {
     }
   });
 
-  it('lets viewers read requests and entitlements but not decide; members neither', async () => {
+  it('lets viewers read requests and entitlements but not decide; members neither (beyond their own requests)', async () => {
     const requester = await person('watched');
     const { id } = (await ask(requester, { entitlement_id: roleIds.billing, justification: 'read me' })).body.data;
     expect((await call(app, 'GET', '/api/v1/iga/requests', { token: viewer.token })).status).toBe(200);
     expect((await decide(id, 'approve', {}, viewer.token)).status).toBe(403);
     expect((await decide(id, 'deny', { reason: 'x' }, viewer.token)).status).toBe(403);
-    for (const path of ['/api/v1/iga/requests', '/api/v1/iga/entitlements', `/api/v1/iga/requests/${id}`]) {
+    for (const path of ['/api/v1/iga/entitlements', `/api/v1/iga/requests/${id}`]) {
       expect((await call(app, 'GET', path, { token: requester.token })).status, path).toBe(403);
     }
     const filtered = await call(app, 'GET', `/api/v1/iga/requests?requester_id=${requester.id}`, { token: ws.apiKey });
@@ -297,5 +297,33 @@ describe('entitlements and access requests', () => {
     const byEntitlement = await call(app, 'GET', `/api/v1/iga/requests?entitlement_id=${groupId}&per_page=100`, { token: ws.apiKey });
     for (const r of byEntitlement.body.data) expect(r.entitlement.id).toBe(groupId);
     expect((await call(app, 'GET', '/api/v1/iga/requests?status=maybe', { token: ws.apiKey })).status).toBe(400);
+  });
+
+  it('lets a member list their own requests, and nobody else’s; iga:read lists everyone’s', async () => {
+    const [first, second] = [await person('follower'), await person('bystander')];
+    const mine = [
+      (await ask(first, { entitlement_id: roleIds.billing, justification: 'mine, role' })).body.data.id,
+      (await ask(first, { entitlement_id: groupId, justification: 'mine, group' })).body.data.id,
+    ];
+    const theirs = (await ask(second, { entitlement_id: roleIds.billing, justification: 'theirs' })).body.data.id;
+    await decide(mine[1], 'deny', { reason: 'Not on the finance team' });
+    const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((r) => r.id).sort();
+    const list = (query: string, token = first.token) => call(app, 'GET', `/api/v1/iga/requests${query}`, { token });
+
+    const own = await list('?per_page=100');
+    expect(own.status).toBe(200);
+    expect(ids(own)).toEqual([...mine].sort());
+    expect(own.body.meta.total).toBe(2);
+    expect(own.body.data.find((r: { id: string }) => r.id === mine[1])).toMatchObject({
+      status: 'denied',
+      decision_reason: 'Not on the finance team',
+    });
+    expect(ids(await list('?status=pending'))).toEqual([mine[0]]);
+    // Naming someone else narrows to nothing: the caller's own requests stay the limit.
+    const asked = await list(`?requester_id=${second.id}`);
+    expect([asked.status, asked.body.data, asked.body.meta.total]).toEqual([200, [], 0]);
+    expect(ids(await list('', second.token))).toEqual([theirs]);
+    const all = ids(await list(`?per_page=100&entitlement_id=${roleIds.billing}`, viewer.token));
+    expect(all).toEqual(expect.arrayContaining([mine[0], theirs]));
   });
 });

@@ -4,6 +4,7 @@ import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
+import { grants } from '../../core/permissions.ts';
 import { offsetOf, toPage } from '../../core/pagination.ts';
 import { queueEmail } from '../email/outbox.ts';
 import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
@@ -139,12 +140,22 @@ export async function createRequest(
   return toRequestView(request);
 }
 
-export async function listRequests(em: EntityManager, query: ListRequestsInput) {
+/**
+ * Whose requests a caller lists: everyone's with `iga:read`; otherwise only their own (returned as
+ * their id), so a member can follow what they asked for without seeing what others asked for.
+ */
+export function listableRequester(principal: Principal): string | undefined {
+  return grants(principal.grants, 'iga:read') ? undefined : principal.id;
+}
+
+/** Requests, newest first, filtered as asked; `onlyRequester` narrows them to one requester's whatever the filters say. */
+export async function listRequests(em: EntityManager, query: ListRequestsInput, onlyRequester?: string) {
   const where: Record<string, unknown> = {};
   if (query.status) where.status = query.status;
   if (query.requester_id) where.requesterId = query.requester_id;
   if (query.entitlement_id) where.entitlementId = query.entitlement_id;
-  const [rows, total] = await em.findAndCount(AccessRequest, where, { orderBy: { createdAt: 'desc', id: 'desc' }, ...offsetOf(query) });
+  const scoped = onlyRequester ? { $and: [where, { requesterId: onlyRequester }] } : where;
+  const [rows, total] = await em.findAndCount(AccessRequest, scoped, { orderBy: { createdAt: 'desc', id: 'desc' }, ...offsetOf(query) });
   return toPage(rows.map(toRequestView), total, query);
 }
 
