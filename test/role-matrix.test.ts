@@ -47,6 +47,9 @@ describe('role matrix of the management API', () => {
   /** Calls any signed-in user makes for themself (asking for access): every user may, an API key may not. */
   const SELF_SERVICE = new Set(['POST /api/v1/iga/requests']);
 
+  /** Reads a member may make about their own things (their access requests); the others read everything. */
+  const OWN_FOR_MEMBERS = new Set(['GET /api/v1/iga/requests']);
+
   const FAKE: Record<string, string> = { id: 'zzz_00000000000000000000000000', user_id: 'usr_00000000000000000000000000' };
 
   it('covers the management API', () => {
@@ -62,7 +65,7 @@ describe('role matrix of the management API', () => {
       admin: 'allowed',
       apiKey: selfService ? 403 : 'allowed',
       viewer: selfService || (reads && !NOT_FOR_VIEWERS.has(`${method} ${path}`)) ? 'allowed' : 403,
-      member: selfService ? 'allowed' : 403,
+      member: selfService || OWN_FOR_MEMBERS.has(`${method} ${path}`) ? 'allowed' : 403,
       none: 401,
     };
     for (const [who, expected] of Object.entries(expectations)) {

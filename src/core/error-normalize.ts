@@ -3,11 +3,17 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { AppError, type FieldProblem } from './errors.ts';
 
+/**
+ * One entry per field and message: zod may report one rule twice (a URL that is neither https nor on a
+ * domain name fails both parts of `z.url`'s check, each with the check's one message).
+ */
 function zodProblems(error: z.core.$ZodError): FieldProblem[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.') || '(body)',
-    message: issue.message,
-  }));
+  const problems = new Map<string, FieldProblem>();
+  for (const issue of error.issues) {
+    const problem = { path: issue.path.map(String).join('.') || '(body)', message: issue.message };
+    problems.set(`${problem.path}\n${problem.message}`, problem);
+  }
+  return [...problems.values()];
 }
 
 function isZodError(value: unknown): value is z.core.$ZodError {

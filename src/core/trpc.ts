@@ -24,13 +24,13 @@ import { recordRateLimitedAttempt } from './rate-limited-attempts.ts';
  * `ownTransaction` for mutations that keep their own atomicity so that no connection is held while
  * they wait: on the network (a DNS lookup, then a short transaction of their own), or on Argon2id
  * (sign-in, whose writes are single statements: auth/sign-in.ts).
- */
-/**
+ *
  * - `tenantHeader`: the workspace is named by `X-Tenant-ID` (public calls about one workspace; the
  *   OpenAPI document says so).
- * - `audit`: the event type a management write (or an audited read: `vault.reveal`) records when it
- *   succeeds (`user.create`); when it is refused, a `failure` row of that type is recorded instead
- *   (CONTRACT: every write leaves one).
+ * - `audit`: the event type a management write (a user's own write through `userProcedure`, such as
+ *   asking for access; or an audited read: `vault.reveal`) records when it succeeds (`user.create`);
+ *   when it is refused, a `failure` row of that type is recorded instead (CONTRACT: every write
+ *   leaves one).
  * - `refusedTarget`: the target a refusal's row names, found from the call's raw input; it answers
  *   only with a row of the caller's workspace (an id of another one is not this log's to show).
  * - `conflict`: when the call answers 409 CONFLICT, in a few words (the OpenAPI document says so).
@@ -139,51 +139,90 @@ export function rateLimit(
 
 const noLimit = t.middleware(({ next }) => next());
 
+/** The caller an authenticated call is scoped to. */
+interface Scoped {
+  principal: Principal;
+  workspaceId: string;
+}
+
+/** A call that names its `audit` type: what the failure row of its refusal is made of. */
+interface Audited {
+  eventType: string;
+  refusedTarget: Meta['refusedTarget'];
+  getRawInput: () => Promise<unknown>;
+}
+
+/** The call's `audit` type (a write's, or an audited read's such as `vault.reveal`), when it names one. */
+function auditedCall(meta: Meta | undefined, getRawInput: () => Promise<unknown>): Audited | undefined {
+  return meta?.audit ? { eventType: meta.audit, refusedTarget: meta.refusedTarget, getRawInput } : undefined;
+}
+
 /**
- * A signed-in user acting as themself (their own factors, password, sessions). A named limit counts
- * every call from the address, before the credential is checked, as the spec's per-IP limits do.
+ * A call that was refused (403, 404, 409, an invalid body) rolled back everything it did, its audit
+ * row too; this records the attempt on its own: a `failure` row of the call's `audit` type, with the
+ * refusal's code. A target only where the procedure says how to find one in the caller's workspace
+ * (`refusedTarget`): an id the call named may be another workspace's. Errors that keep their changes
+ * wrote their own rows; 429 and 5xx are not the caller's attempt being judged.
+ */
+async function recordRefusal(ctx: Context, scoped: Scoped, audited: Audited, error: unknown) {
+  const { appError } = toAppError(error);
+  if (appError.keepChanges || appError.status >= 500 || appError.appCode === 'RATE_LIMITED') return;
+  const em = ctx.em.fork();
+  // An input that cannot be read names no target; the refusal is recorded all the same.
+  const rawInput = audited.refusedTarget ? await audited.getRawInput().catch(() => undefined) : undefined;
+  const target = audited.refusedTarget ? await audited.refusedTarget(em, rawInput) : undefined;
+  recordAudit(
+    { ...auditScope({ ...ctx, ...scoped }), em },
+    { eventType: audited.eventType, outcome: 'failure', target, details: { reason: appError.appCode, status: appError.status } },
+  );
+  await em.flush();
+}
+
+/** Records `refused`, an error the caller meets before the handler runs, when the call is audited; then it is thrown. */
+async function refuse(ctx: Context, scoped: Scoped, audited: Audited | undefined, refused: AppError): Promise<AppError> {
+  if (audited) await recordRefusal(ctx, scoped, audited, refused);
+  return refused;
+}
+
+/** Records the refusal of the rest of an audited call's chain (the handler, the input), if it was refused. */
+async function auditOutcome<R extends { ok: true } | { ok: false; error: unknown }>(
+  ctx: Context,
+  scoped: Scoped,
+  audited: Audited | undefined,
+  result: R,
+): Promise<R> {
+  if (!result.ok && audited) await recordRefusal(ctx, scoped, audited, result.error);
+  return result;
+}
+
+/**
+ * A signed-in user acting as themself (their own factors, password, sessions; asking for access). A
+ * named limit counts every call from the address, before the credential is checked, as the spec's
+ * per-IP limits do. A call that names its `audit` type records its refusals, as management calls do.
  */
 export function limitedUserProcedure(limit?: LimitName) {
   return base
     .use(limit ? rateLimit(limit) : noLimit)
     .use(authenticated)
-    .use(({ ctx, next }) => {
-      if (ctx.principal.type !== 'user') throw new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key');
-      return next({ ctx: { principal: ctx.principal, userId: ctx.principal.id, sessionId: ctx.principal.sessionId } });
+    .use(async ({ ctx, meta, next, getRawInput }) => {
+      const { principal } = ctx;
+      const audited = auditedCall(meta, getRawInput);
+      if (principal.type !== 'user') {
+        throw await refuse(ctx, ctx, audited, new AppError('FORBIDDEN', 'This call is made as a signed-in user, not with an API key'));
+      }
+      return auditOutcome(ctx, ctx, audited, await next({ ctx: { principal, userId: principal.id, sessionId: principal.sessionId } }));
     })
     .use(lastSteps);
 }
 
 export const userProcedure = limitedUserProcedure();
 
-/** A refused call of a procedure that names its `audit` type: what its failure row is made of. */
-interface Refusal {
-  eventType: string;
-  error: unknown;
-  refusedTarget: Meta['refusedTarget'];
-  getRawInput: () => Promise<unknown>;
-}
-
 /**
- * A management write that was refused (403, 404, 409, an invalid body) rolled back everything it did,
- * its audit row too; this records the attempt on its own: a `failure` row of the write's `audit`
- * type, with the refusal's code. A target only where the procedure says how to find one in the
- * caller's workspace (`refusedTarget`): an id the call named may be another workspace's. Errors that
- * keep their changes wrote their own rows; 429 and 5xx are not the caller's attempt being judged.
+ * Any caller of the workspace, an API key or a signed-in user whatever their roles: reads whose answer
+ * narrows to what the caller may see (a member lists their own access requests). The handler decides
+ * from `ctx.principal.grants`.
  */
-async function recordRefusal(ctx: Context & { principal: Principal; workspaceId: string }, refusal: Refusal) {
-  const { appError } = toAppError(refusal.error);
-  if (appError.keepChanges || appError.status >= 500 || appError.appCode === 'RATE_LIMITED') return;
-  const em = ctx.em.fork();
-  // An input that cannot be read names no target; the refusal is recorded all the same.
-  const rawInput = refusal.refusedTarget ? await refusal.getRawInput().catch(() => undefined) : undefined;
-  const target = refusal.refusedTarget ? await refusal.refusedTarget(em, rawInput) : undefined;
-  recordAudit(
-    { ...auditScope(ctx), em },
-    { eventType: refusal.eventType, outcome: 'failure', target, details: { reason: appError.appCode, status: appError.status } },
-  );
-  await em.flush();
-}
+export const authenticatedProcedure = base.use(authenticated).use(lastSteps);
 
 /**
  * Management calls: an API key, or a user whose roles grant `permission`. One layer resolves the
@@ -196,19 +235,11 @@ export function managementProcedure(permission: Permission) {
       const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });
       const scoped = { principal, workspaceId: principal.workspaceId };
-      const eventType = meta?.audit;
-      const refusal = (error: unknown): Refusal | undefined =>
-        eventType ? { eventType, error, refusedTarget: meta?.refusedTarget, getRawInput } : undefined;
+      const audited = auditedCall(meta, getRawInput);
       if (!grants(principal.grants, permission)) {
-        const refused = new AppError('FORBIDDEN', `This needs the ${permission} permission`);
-        const audited = refusal(refused);
-        if (audited) await recordRefusal({ ...ctx, ...scoped }, audited);
-        throw refused;
+        throw await refuse(ctx, scoped, audited, new AppError('FORBIDDEN', `This needs the ${permission} permission`));
       }
-      const result = await next({ ctx: scoped });
-      const audited = result.ok ? undefined : refusal(result.error);
-      if (audited) await recordRefusal({ ...ctx, ...scoped }, audited);
-      return result;
+      return auditOutcome(ctx, scoped, audited, await next({ ctx: scoped }));
     })
     .use(lastSteps);
 }

@@ -171,6 +171,12 @@ describe('custom domains', () => {
   it.each([
     ['a single label', 'localhost'],
     ['an IP-like name with a port', '1.2.3.4:80'],
+    ['an IPv4 address', '1.2.3.4'],
+    ['an IPv4 address with a trailing dot', '10.0.0.1.'],
+    ['a name whose last label is all digits', 'example.123'],
+    ['an IPv6 address', '2001:db8::1'],
+    ['a bracketed IPv6 address', '[::1]'],
+    ['an IPv4-mapped IPv6 address', '::ffff:1.2.3.4'],
     ['a URL', 'https://example.com/'],
     ['a label starting with a hyphen', '-bad.example.com'],
     ['a wildcard', '*.example.com'],

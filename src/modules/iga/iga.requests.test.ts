@@ -172,6 +172,22 @@ describe('entitlements and access requests', () => {
     expect(approved.body.data).toMatchObject({ status: 'approved', decision_reason: 'Needed for the audit' });
   });
 
+  it('refuses a reason and a comment that differ (they are one note), on either decision; equal ones pass', async () => {
+    const torn = await person('torn');
+    const { id } = (await ask(torn, { entitlement_id: groupId, justification: 'Both' })).body.data;
+    for (const verb of ['deny', 'approve'] as const) {
+      const both = await decide(id, verb, { reason: 'Not now', comment: 'Maybe later' });
+      expect([both.status, both.body.error.code, both.body.error.details]).toEqual([
+        400,
+        'BAD_REQUEST',
+        [{ path: 'comment', message: 'send reason or comment, not both' }],
+      ]);
+    }
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey })).body.data.status).toBe('pending');
+    const same = await decide(id, 'deny', { reason: 'Not now', comment: 'Not now' });
+    expect(same.body.data).toMatchObject({ status: 'denied', decision_reason: 'Not now' });
+  });
+
   it('denies with a reason; nothing is granted; deciding again is 409', async () => {
     const requester = await person('denied');
     const { id } = (await ask(requester, { entitlement_id: groupId, justification: 'Want to see the books' })).body.data;
@@ -242,13 +258,38 @@ describe('entitlements and access requests', () => {
     }
   });
 
-  it('lets viewers read requests and entitlements but not decide; members neither', async () => {
+  it('records every refused request as a failed access_request.create, with the caller and the code', async () => {
+    const asker = await person('refused');
+    const pending = await ask(asker, { entitlement_id: roleIds.billing, justification: 'first' });
+    expect(pending.status).toBe(201);
+    const refusals = [
+      [await ask(asker, { entitlement_id: roleIds.billing, justification: 'again' }), 409, 'user'],
+      [await ask(asker, { entitlement_id: roleIds.member, justification: 'held already' }), 409, 'user'],
+      [await ask(asker, { entitlement_id: 'rol_00000000000000000000000000', justification: 'x' }), 404, 'user'],
+      [await ask(asker, { entitlement_id: roleIds.billing }), 400, 'user'],
+      [await ask(ws.apiKey, { entitlement_id: roleIds.billing, justification: 'x' }), 403, 'api_key'],
+    ] as const;
+    const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=access_request.create&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    for (const [res, status, actor] of refusals) {
+      expect(res.status).toBe(status);
+      const row = failures.body.data.find((e: { request_id: string }) => e.request_id === res.headers.get('x-request-id'));
+      expect(row, `${status}`).toMatchObject({
+        actor: { type: actor, ...(actor === 'user' ? { id: asker.id } : {}) },
+        target: null,
+        details: { reason: res.body.error.code, status },
+      });
+    }
+  });
+
+  it('lets viewers read requests and entitlements but not decide; members neither (beyond their own requests)', async () => {
     const requester = await person('watched');
     const { id } = (await ask(requester, { entitlement_id: roleIds.billing, justification: 'read me' })).body.data;
     expect((await call(app, 'GET', '/api/v1/iga/requests', { token: viewer.token })).status).toBe(200);
     expect((await decide(id, 'approve', {}, viewer.token)).status).toBe(403);
     expect((await decide(id, 'deny', { reason: 'x' }, viewer.token)).status).toBe(403);
-    for (const path of ['/api/v1/iga/requests', '/api/v1/iga/entitlements', `/api/v1/iga/requests/${id}`]) {
+    for (const path of ['/api/v1/iga/entitlements', `/api/v1/iga/requests/${id}`]) {
       expect((await call(app, 'GET', path, { token: requester.token })).status, path).toBe(403);
     }
     const filtered = await call(app, 'GET', `/api/v1/iga/requests?requester_id=${requester.id}`, { token: ws.apiKey });
@@ -256,5 +297,33 @@ describe('entitlements and access requests', () => {
     const byEntitlement = await call(app, 'GET', `/api/v1/iga/requests?entitlement_id=${groupId}&per_page=100`, { token: ws.apiKey });
     for (const r of byEntitlement.body.data) expect(r.entitlement.id).toBe(groupId);
     expect((await call(app, 'GET', '/api/v1/iga/requests?status=maybe', { token: ws.apiKey })).status).toBe(400);
+  });
+
+  it('lets a member list their own requests, and nobody else’s; iga:read lists everyone’s', async () => {
+    const [first, second] = [await person('follower'), await person('bystander')];
+    const mine = [
+      (await ask(first, { entitlement_id: roleIds.billing, justification: 'mine, role' })).body.data.id,
+      (await ask(first, { entitlement_id: groupId, justification: 'mine, group' })).body.data.id,
+    ];
+    const theirs = (await ask(second, { entitlement_id: roleIds.billing, justification: 'theirs' })).body.data.id;
+    await decide(mine[1], 'deny', { reason: 'Not on the finance team' });
+    const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((r) => r.id).sort();
+    const list = (query: string, token = first.token) => call(app, 'GET', `/api/v1/iga/requests${query}`, { token });
+
+    const own = await list('?per_page=100');
+    expect(own.status).toBe(200);
+    expect(ids(own)).toEqual([...mine].sort());
+    expect(own.body.meta.total).toBe(2);
+    expect(own.body.data.find((r: { id: string }) => r.id === mine[1])).toMatchObject({
+      status: 'denied',
+      decision_reason: 'Not on the finance team',
+    });
+    expect(ids(await list('?status=pending'))).toEqual([mine[0]]);
+    // Naming someone else narrows to nothing: the caller's own requests stay the limit.
+    const asked = await list(`?requester_id=${second.id}`);
+    expect([asked.status, asked.body.data, asked.body.meta.total]).toEqual([200, [], 0]);
+    expect(ids(await list('', second.token))).toEqual([theirs]);
+    const all = ids(await list(`?per_page=100&entitlement_id=${roleIds.billing}`, viewer.token));
+    expect(all).toEqual(expect.arrayContaining([mine[0], theirs]));
   });
 });

@@ -154,14 +154,44 @@ describe('access reviews', () => {
   });
 
   it('keeps the owner rules: revoking the last owner is 409 and leaves the item undecided', async () => {
+    // An owner until next year: an owner who may revoke owner, but not one who keeps the workspace owned.
+    const interim = await person('interim');
+    const until = new Date(app.clock.now().getTime() + 365 * 86_400_000).toISOString();
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ownerToken,
+      body: { user_id: interim.id, role_id: roleIds.owner, expires_at: until },
+    });
+    interim.token = (await signIn(app, ws.id, interim.email, PASSWORD)).accessToken;
     const review = (await start({ name: 'Owners', scope: { type: 'role', id: roleIds.owner } })).body.data;
-    const [item] = (await items(review.id)).body.data;
+    const byUser = Object.fromEntries((await items(review.id)).body.data.map((i: { user: { id: string } }) => [i.user.id, i]));
+    const item = byUser[ws.owner.id];
     const byAdmin = await decide(review.id, item.id, 'revoke');
     expect(byAdmin.status).toBe(403);
-    const byOwner = await decide(review.id, item.id, 'revoke', ownerToken);
+    const byOwner = await decide(review.id, item.id, 'revoke', interim.token);
     expect([byOwner.status, byOwner.body.error.code]).toEqual([409, 'CONFLICT']);
-    expect((await items(review.id)).body.data[0].decision).toBeNull();
-    expect((await decide(review.id, item.id, 'keep', ownerToken)).body.data.review.status).toBe('completed');
+    expect((await items(review.id)).body.data.find((i: { id: string }) => i.id === item.id).decision).toBeNull();
+    expect((await decide(review.id, item.id, 'keep', interim.token)).status).toBe(200);
+    expect((await decide(review.id, byUser[interim.id].id, 'keep', ownerToken)).body.data.review.status).toBe('completed');
+  });
+
+  it('refuses reviewing your own access (403), audited; someone else decides it', async () => {
+    // A reviewer (an admin: iga:write) whose own Support grant is under review.
+    const lead = await person('lead', 'support', 'admin');
+    const review = (await start({ name: 'Support leads', scope: { type: 'role', id: roleIds.support } })).body.data;
+    const own = (await items(review.id)).body.data.find((i: { user: { id: string } }) => i.user.id === lead.id);
+    for (const decision of ['keep', 'revoke']) {
+      const self = await decide(review.id, own.id, decision, lead.token);
+      expect([self.status, self.body.error?.code]).toEqual([403, 'FORBIDDEN']);
+      const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=access_review.decide&outcome=failure&per_page=100', {
+        token: ws.apiKey,
+      });
+      const row = failures.body.data.find((e: { request_id: string }) => e.request_id === self.headers.get('x-request-id'));
+      expect(row).toMatchObject({ actor: { type: 'user', id: lead.id }, details: { reason: 'FORBIDDEN', status: 403 } });
+    }
+    expect((await items(review.id)).body.data.find((i: { id: string }) => i.id === own.id).decision).toBeNull();
+    const roles = await call(app, 'GET', `/api/v1/users/${lead.id}/roles`, { token: ws.apiKey });
+    expect(roles.body.data.map((r: { key: string }) => r.key)).toContain('support');
+    expect((await decide(review.id, own.id, 'keep')).body.data.item).toMatchObject({ decision: 'keep', decided_by: { id: admin.id } });
   });
 
   it('refuses bad scopes, unknown reviews and items, and items of another review', async () => {
@@ -173,6 +203,17 @@ describe('access reviews', () => {
     ]) {
       expect((await start(body)).status, JSON.stringify(body)).toBe(400);
     }
+    for (const due of [new Date(app.clock.now().getTime() - 60_000), app.clock.now()]) {
+      const past = await start({ name: 'Overdue', scope: { type: 'everyone' }, due_at: due.toISOString() });
+      expect([past.status, past.body.error.code, past.body.error.details]).toEqual([
+        400,
+        'BAD_REQUEST',
+        [{ path: 'due_at', message: 'must be in the future' }],
+      ]);
+    }
+    expect(
+      (await call(app, 'GET', '/api/v1/iga/reviews?per_page=100', { token: ws.apiKey })).body.data.map((r: { name: string }) => r.name),
+    ).not.toContain('Overdue');
     expect((await start({ name: 'x', scope: { type: 'role', id: 'rol_00000000000000000000000000' } })).status).toBe(404);
     const groupId = (await call(app, 'GET', '/api/v1/iga/entitlements?type=group', { token: ws.apiKey })).body.data[0].id;
     expect((await start({ name: 'x', scope: { type: 'role', id: groupId } })).status).toBe(404);

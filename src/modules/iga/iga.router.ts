@@ -1,5 +1,5 @@
 import { auditScope } from '../../core/audit-scope.ts';
-import { managementProcedure, router, userProcedure } from '../../core/trpc.ts';
+import { authenticatedProcedure, managementProcedure, router, userProcedure } from '../../core/trpc.ts';
 import { listEntitlements } from './entitlements.service.ts';
 import {
   accessRequestOutput,
@@ -21,7 +21,7 @@ import {
   reviewItemPage,
   startReviewInput,
 } from './iga.schema.ts';
-import { approveRequest, createRequest, denyRequest, getRequest, listRequests } from './requests.service.ts';
+import { approveRequest, createRequest, denyRequest, getRequest, listableRequester, listRequests } from './requests.service.ts';
 import { decideItem, getReview, listItems, listReviews, startReview } from './reviews.service.ts';
 
 const tags = ['iga'];
@@ -53,6 +53,7 @@ export const igaRouter = router({
         },
         successStatus: 201,
         conflict: 'You have this access, or a pending request for it, already',
+        audit: 'access_request.create',
       })
       .input(createRequestInput)
       .output(accessRequestOutput)
@@ -62,13 +63,20 @@ export const igaRouter = router({
         return request;
       }),
 
-    list: managementProcedure('iga:read')
+    // Every caller: with iga:read, everyone's requests; without, their own (a member follows theirs).
+    list: authenticatedProcedure
       .meta({
-        openapi: { method: 'GET', path: '/api/v1/iga/requests', tags, summary: 'List access requests (filter by status)', protect: true },
+        openapi: {
+          method: 'GET',
+          path: '/api/v1/iga/requests',
+          tags,
+          summary: 'List access requests (filter by status, requester, entitlement); without iga:read, only your own',
+          protect: true,
+        },
       })
       .input(listRequestsInput)
       .output(accessRequestPage)
-      .query(({ ctx, input }) => listRequests(ctx.em, input)),
+      .query(({ ctx, input }) => listRequests(ctx.em, input, listableRequester(ctx.principal))),
 
     get: managementProcedure('iga:read')
       .meta({ openapi: { method: 'GET', path: '/api/v1/iga/requests/{id}', tags, summary: 'Get an access request', protect: true } })

@@ -54,10 +54,10 @@ export const listRequestsInput = z
   .prefault({});
 export type ListRequestsInput = z.infer<typeof listRequestsInput>;
 export const requestIdInput = z.object({ id });
-/** The decider's note on a decision: `reason` or `comment`, both optional (one is kept). */
+/** The decider's note on a decision: `reason` or `comment` (the same thing), both optional; both only when equal. */
 const note = {
-  reason: z.string().trim().min(1).max(1000).optional(),
-  comment: z.string().trim().min(1).max(1000).optional(),
+  reason: z.string().trim().min(1).max(1000).optional().describe('The note on the decision; comment is the same (send one, or both equal)'),
+  comment: z.string().trim().min(1).max(1000).optional().describe('The same as reason'),
 };
 export const approveInput = z.strictObject({
   id,

@@ -4,6 +4,7 @@ import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
+import { grants } from '../../core/permissions.ts';
 import { offsetOf, toPage } from '../../core/pagination.ts';
 import { queueEmail } from '../email/outbox.ts';
 import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
@@ -63,6 +64,15 @@ async function approverEmails(em: EntityManager, workspaceId: string, requesterI
     [now, workspaceId, requesterId, APPROVERS_EMAILED],
   );
   return rows.map((r) => r.email);
+}
+
+/** A time the caller sets that must be ahead of `now` (a grant's end, a review's due date); 400 on `path` otherwise. */
+export function futureInstant(value: string | null | undefined, path: string, now: Date): Date | null {
+  const instant = value ? new Date(value) : null;
+  if (instant && instant <= now) {
+    throw new AppError('BAD_REQUEST', `${path} must be in the future`, { details: [{ path, message: 'must be in the future' }] });
+  }
+  return instant;
 }
 
 async function workspaceName(em: EntityManager, workspaceId: string): Promise<string> {
@@ -130,12 +140,22 @@ export async function createRequest(
   return toRequestView(request);
 }
 
-export async function listRequests(em: EntityManager, query: ListRequestsInput) {
+/**
+ * Whose requests a caller lists: everyone's with `iga:read`; otherwise only their own (returned as
+ * their id), so a member can follow what they asked for without seeing what others asked for.
+ */
+export function listableRequester(principal: Principal): string | undefined {
+  return grants(principal.grants, 'iga:read') ? undefined : principal.id;
+}
+
+/** Requests, newest first, filtered as asked; `onlyRequester` narrows them to one requester's whatever the filters say. */
+export async function listRequests(em: EntityManager, query: ListRequestsInput, onlyRequester?: string) {
   const where: Record<string, unknown> = {};
   if (query.status) where.status = query.status;
   if (query.requester_id) where.requesterId = query.requester_id;
   if (query.entitlement_id) where.entitlementId = query.entitlement_id;
-  const [rows, total] = await em.findAndCount(AccessRequest, where, { orderBy: { createdAt: 'desc', id: 'desc' }, ...offsetOf(query) });
+  const scoped = onlyRequester ? { $and: [where, { requesterId: onlyRequester }] } : where;
+  const [rows, total] = await em.findAndCount(AccessRequest, scoped, { orderBy: { createdAt: 'desc', id: 'desc' }, ...offsetOf(query) });
   return toPage(rows.map(toRequestView), total, query);
 }
 
@@ -196,6 +216,19 @@ async function notifyDecision(scope: AuditScope, principal: Principal, request: 
   }
 }
 
+/**
+ * The decider's note: `reason` or `comment`, which mean the same. Both are taken only when they agree;
+ * two different notes are 400 rather than one of them silently lost.
+ */
+function decisionNote(input: { reason?: string; comment?: string }): string | null {
+  if (input.reason !== undefined && input.comment !== undefined && input.reason !== input.comment) {
+    throw new AppError('BAD_REQUEST', 'Send reason or comment, not both', {
+      details: [{ path: 'comment', message: 'send reason or comment, not both' }],
+    });
+  }
+  return input.reason ?? input.comment ?? null;
+}
+
 /** Approves and grants in the same transaction, optionally until `expires_at` (roles only). */
 export async function approveRequest(
   scope: AuditScope,
@@ -203,12 +236,8 @@ export async function approveRequest(
   input: { id: string; expires_at?: string | null; reason?: string; comment?: string },
   now: Date,
 ): Promise<AccessRequestView> {
-  const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
-  if (expiresAt && expiresAt <= now) {
-    throw new AppError('BAD_REQUEST', 'expires_at must be in the future', {
-      details: [{ path: 'expires_at', message: 'must be in the future' }],
-    });
-  }
+  const expiresAt = futureInstant(input.expires_at, 'expires_at', now);
+  const note = decisionNote(input);
   const request = await pendingRequest(scope, principal, input.id);
   if (expiresAt && request.entitlementType !== 'role') {
     throw new AppError('BAD_REQUEST', 'Only role grants can be time-bound', { details: [{ path: 'expires_at', message: 'roles only' }] });
@@ -224,7 +253,7 @@ export async function approveRequest(
     decidedByType: scope.actor.type,
     decidedById: scope.actor.id,
     decidedAt: now,
-    decisionReason: input.reason ?? input.comment ?? null,
+    decisionReason: note,
     grantExpiresAt: expiresAt,
   });
   recordAudit(scope, {
@@ -254,8 +283,8 @@ export async function denyRequest(
   input: { id: string; reason?: string; comment?: string },
   now: Date,
 ): Promise<AccessRequestView> {
+  const reason = decisionNote(input);
   const request = await pendingRequest(scope, principal, input.id);
-  const reason = input.reason ?? input.comment ?? null;
   Object.assign(request, {
     status: 'denied',
     decidedByType: scope.actor.type,

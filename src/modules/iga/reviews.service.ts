@@ -12,6 +12,7 @@ import { RoleAssignment } from '../roles/role.entity.ts';
 import { revokeRole } from '../roles/roles.service.ts';
 import { findEntitlement } from './entitlements.service.ts';
 import { AccessReview, AccessReviewItem, type Decision, type ReviewStatus } from './iga.entity.ts';
+import { futureInstant } from './requests.service.ts';
 import type { AccessReviewView, ListItemsInput, ReviewItemView, StartReviewInput } from './iga.schema.ts';
 
 function iso(date: Date | null): string | null {
@@ -77,6 +78,7 @@ function grantsOf(scope: StartReviewInput['scope']): { sql: string; params: (wor
  */
 export async function startReview(scope: AuditScope, input: StartReviewInput, now: Date): Promise<AccessReviewView> {
   const { em } = scope;
+  const dueAt = futureInstant(input.due_at, 'due_at', now);
   let scopeName: string | null = null;
   if (input.scope.type !== 'everyone') {
     const entitlement = await findEntitlement(em, input.scope.id);
@@ -98,7 +100,7 @@ export async function startReview(scope: AuditScope, input: StartReviewInput, no
     createdByType: scope.actor.type,
     createdById: scope.actor.id,
     createdAt: now,
-    dueAt: input.due_at ? new Date(input.due_at) : null,
+    dueAt,
     completedAt: null,
   });
   em.persist(review);
@@ -170,6 +172,7 @@ async function removeAccess(scope: AuditScope, principal: Principal, item: Acces
 /**
  * Decides one item, once. The review row is locked first (decisions of one review queue up, so its
  * counters stay exact and exactly one decision completes it), then the item; a decided item is 409.
+ * Nobody reviews their own access (as nobody decides their own request): someone else certifies it.
  * `revoke` removes the access in the same transaction, through the roles and groups rules (only
  * owners revoke owner, the last owner stays).
  */
@@ -185,6 +188,7 @@ export async function decideItem(
   const item = isId('rvi', input.item_id) ? await em.findOne(AccessReviewItem, { id: input.item_id, reviewId: review.id }) : null;
   if (!item) throw new AppError('NOT_FOUND', 'No such item in this review');
   if (item.decision) throw new AppError('CONFLICT', `This item was already decided (${item.decision})`);
+  if (principal.type === 'user' && principal.id === item.userId) throw new AppError('FORBIDDEN', 'You cannot review your own access');
   const removed = input.decision === 'revoke' ? await removeAccess(scope, principal, item) : false;
   Object.assign(item, {
     decision: input.decision,

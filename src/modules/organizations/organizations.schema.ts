@@ -3,16 +3,21 @@ import { pageOf, pageParams } from '../../core/pagination.ts';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
-/** Lower case, no trailing dot, at least two labels of letters, digits and inner hyphens. */
+/** Lower case, no trailing dot. */
 export function normalizeDomain(raw: string): string {
   return raw.trim().toLowerCase().replace(/\.$/, '');
 }
 
-export const domainInput = z
-  .string()
-  .max(253)
-  .transform(normalizeDomain)
-  .refine((d) => d.split('.').length >= 2 && d.split('.').every((label) => LABEL.test(label)), 'must be a domain name such as example.com');
+/**
+ * A host name: at least two labels of letters, digits and inner hyphens, the last not all digits (a
+ * top-level domain never is, so `1.2.3.4` is an address, not a name; IPv6 literals fail on their colons).
+ */
+function isDomainName(domain: string): boolean {
+  const labels = domain.split('.');
+  return labels.length >= 2 && labels.every((label) => LABEL.test(label)) && !/^[0-9]+$/.test(labels.at(-1) ?? '');
+}
+
+export const domainInput = z.string().max(253).transform(normalizeDomain).refine(isDomainName, 'must be a domain name such as example.com');
 
 const ssoSettings = z.strictObject({
   enabled: z.boolean().optional(),

@@ -20,6 +20,7 @@ import {
 import {
   createEndpoint,
   deleteEndpoint,
+  getEndpoint,
   listDeliveries,
   listEndpoints,
   listEventTypes,
@@ -62,6 +63,13 @@ export const webhooksRouter = router({
     .input(listEventTypesInput)
     .output(eventTypePage)
     .query(({ input }) => listEventTypes(input)),
+
+  // After event-types: the REST door takes the first route that matches, and `{id}` would match it.
+  get: managementProcedure('webhooks:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/webhooks/{id}', tags, summary: 'Get an endpoint (never its secret)', protect: true } })
+    .input(endpointIdInput)
+    .output(endpointOutput)
+    .query(({ ctx, input }) => getEndpoint(ctx.em, input.id)),
 
   update: managementProcedure('webhooks:write')
     .meta({

@@ -94,6 +94,11 @@ async function findEndpoint(em: EntityManager, id: string): Promise<WebhookEndpo
   return endpoint;
 }
 
+/** One endpoint as listed: never its secret. */
+export async function getEndpoint(em: EntityManager, id: string): Promise<EndpointView> {
+  return toView(await findEndpoint(em, id));
+}
+
 export async function updateEndpoint(
   scope: AuditScope,
   policy: TargetPolicy,

@@ -324,6 +324,29 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     expect((await call(app, 'PATCH', `/api/v1/webhooks/${created.id}`, { token: other.apiKey, body: { enabled: true } })).status).toBe(404);
     expect((await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: other.apiKey })).status).toBe(404);
   });
+
+  it('reads one endpoint by id as it is listed, never its secret; unknown, malformed and other workspaces’ ids are 404', async () => {
+    const created = await endpoint({ event_types: ['user.deleted'], description: 'Audit mirror' });
+    const res = await call(app, 'GET', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+    expect(res.status).toBe(200);
+    const listed = (await call(app, 'GET', '/api/v1/webhooks/?per_page=100', { token: ws.apiKey })).body.data;
+    expect(res.body.data).toEqual(listed.find((e: { id: string }) => e.id === created.id));
+    expect(res.body.data).toMatchObject({ id: created.id, url: receiver.url, description: 'Audit mirror', event_types: ['user.deleted'] });
+    expect(JSON.stringify(res.body)).not.toContain(created.secret);
+    expect(res.body.data).not.toHaveProperty('secret');
+    // The literal path is still the event types, not an endpoint named "event-types".
+    expect((await call(app, 'GET', '/api/v1/webhooks/event-types', { token: ws.apiKey })).body.meta.total).toBeGreaterThan(0);
+    const other = await createWorkspace(app, 'Prying hooks');
+    for (const [id, token] of [
+      ['whk_00000000000000000000000000', ws.apiKey],
+      ['not-an-id', ws.apiKey],
+      [created.id, other.apiKey],
+    ] as const) {
+      const missing = await call(app, 'GET', `/api/v1/webhooks/${id}`, { token });
+      expect([missing.status, missing.body.error?.code], id).toEqual([404, 'NOT_FOUND']);
+    }
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
 });
 
 describe('webhook targets with ALLOW_PRIVATE_WEBHOOK_TARGETS off', () => {
