@@ -235,6 +235,15 @@ describe('hostile input', () => {
     tally.set(key, entry);
   }
 
+  /** Calls that, accepted, end the owner's session the fuzz signs in with (logout; revoke-all ends every one). */
+  const ENDS_CALLERS_SESSIONS = new Set(['POST /api/v1/auth/logout', 'POST /api/v1/auth/sessions/revoke-all']);
+
+  /** A new session for the owner after a call ended theirs, and the baseline taken after it (a sign-in writes rows). */
+  async function signInAgain(): Promise<void> {
+    ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+    state = await workspaceState(app, ws.id);
+  }
+
   function credentialHeaders(endpoint: Endpoint, who: 'apiKey' | 'user'): Record<string, string> {
     if (endpoint.path.startsWith('/platform/')) return { authorization: `Bearer ${PLATFORM_TOKEN}` };
     if (!endpoint.secured) return { 'x-tenant-id': ws.id };
@@ -352,6 +361,7 @@ describe('hostile input', () => {
         }
         count(`${endpoint.method} ${endpoint.path}`, !refused);
         await expectNoChange(label, refused);
+        if (!refused && who === 'user' && ENDS_CALLERS_SESSIONS.has(`${endpoint.method} ${endpoint.path}`)) await signInAgain();
       },
     );
     await fc.assert(property, { numRuns: RUNS, seed: SEED });
