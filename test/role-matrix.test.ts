@@ -48,7 +48,7 @@ describe('role matrix of the management API', () => {
   const SELF_SERVICE = new Set(['POST /api/v1/iga/requests']);
 
   /** Reads a member may make about their own things (their access requests); the others read everything. */
-  const OWN_FOR_MEMBERS = new Set(['GET /api/v1/iga/requests']);
+  const OWN_FOR_MEMBERS = new Set(['GET /api/v1/iga/requests', 'GET /api/v1/iga/requests/{id}']);
 
   const FAKE: Record<string, string> = { id: 'zzz_00000000000000000000000000', user_id: 'usr_00000000000000000000000000' };
 

@@ -289,9 +289,8 @@ describe('entitlements and access requests', () => {
     expect((await call(app, 'GET', '/api/v1/iga/requests', { token: viewer.token })).status).toBe(200);
     expect((await decide(id, 'approve', {}, viewer.token)).status).toBe(403);
     expect((await decide(id, 'deny', { reason: 'x' }, viewer.token)).status).toBe(403);
-    for (const path of ['/api/v1/iga/entitlements', `/api/v1/iga/requests/${id}`]) {
-      expect((await call(app, 'GET', path, { token: requester.token })).status, path).toBe(403);
-    }
+    expect((await call(app, 'GET', '/api/v1/iga/entitlements', { token: requester.token })).status).toBe(403);
+    // Their own request they may read (below); not the entitlements.
     const filtered = await call(app, 'GET', `/api/v1/iga/requests?requester_id=${requester.id}`, { token: ws.apiKey });
     expect(filtered.body.data.map((r: { id: string }) => r.id)).toEqual([id]);
     const byEntitlement = await call(app, 'GET', `/api/v1/iga/requests?entitlement_id=${groupId}&per_page=100`, { token: ws.apiKey });
@@ -325,5 +324,11 @@ describe('entitlements and access requests', () => {
     expect(ids(await list('', second.token))).toEqual([theirs]);
     const all = ids(await list(`?per_page=100&entitlement_id=${roleIds.billing}`, viewer.token));
     expect(all).toEqual(expect.arrayContaining([mine[0], theirs]));
+    // By id likewise: their own, not another's (404, as for an id that names nothing); a viewer reads any.
+    const read = (id: string, token = first.token) => call(app, 'GET', `/api/v1/iga/requests/${id}`, { token });
+    expect((await read(mine[0])).body.data).toMatchObject({ id: mine[0], status: 'pending' });
+    const other = await read(theirs);
+    expect([other.status, other.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    expect((await read(theirs, viewer.token)).body.data.id).toBe(theirs);
   });
 });

@@ -78,11 +78,19 @@ export const igaRouter = router({
       .output(accessRequestPage)
       .query(({ ctx, input }) => listRequests(ctx.em, input, listableRequester(ctx.principal))),
 
-    get: managementProcedure('iga:read')
-      .meta({ openapi: { method: 'GET', path: '/api/v1/iga/requests/{id}', tags, summary: 'Get an access request', protect: true } })
+    get: authenticatedProcedure
+      .meta({
+        openapi: {
+          method: 'GET',
+          path: '/api/v1/iga/requests/{id}',
+          tags,
+          summary: 'Get an access request; without iga:read, only one of your own',
+          protect: true,
+        },
+      })
       .input(requestIdInput)
       .output(accessRequestOutput)
-      .query(({ ctx, input }) => getRequest(ctx.em, input.id)),
+      .query(({ ctx, input }) => getRequest(ctx.em, input.id, listableRequester(ctx.principal))),
 
     approve: managementProcedure('iga:write')
       .meta({

@@ -165,8 +165,11 @@ async function findRequest(em: EntityManager, id: string, lock = false): Promise
   return request;
 }
 
-export async function getRequest(em: EntityManager, id: string): Promise<AccessRequestView> {
-  return toRequestView(await findRequest(em, id));
+/** One request; narrowed by `onlyRequester` as the list is, so another's request is NOT_FOUND to them. */
+export async function getRequest(em: EntityManager, id: string, onlyRequester?: string): Promise<AccessRequestView> {
+  const request = await findRequest(em, id);
+  if (onlyRequester && request.requesterId !== onlyRequester) throw new AppError('NOT_FOUND', 'No such access request');
+  return toRequestView(request);
 }
 
 /**
