@@ -1,6 +1,6 @@
 import { recordAudit } from './audit.ts';
 import type { AppDeps } from './context.ts';
-import { LIMITS, type LimitName } from './rate-limit.ts';
+import { LIMITS, type LimitDecision, type LimitName } from './rate-limit.ts';
 import { isStorableText } from './storable-text.ts';
 
 export interface RateLimitedAttempt {
@@ -37,4 +37,14 @@ export async function recordRateLimitedAttempt(deps: AppDeps, attempt: RateLimit
   } catch (error) {
     deps.log.warn('the audit row of a rate-limited attempt was not written', { error, workspaceId: attempt.workspaceId });
   }
+}
+
+/**
+ * Counts one attempt against `attempt.limit` for `key`, and records the window's first refusal (above);
+ * answers the decision, so the caller answers a refusal in its own way (429, a page).
+ */
+export async function consumeRecordingFirstRefusal(deps: AppDeps, key: string, attempt: RateLimitedAttempt): Promise<LimitDecision> {
+  const decision = await deps.rateLimits.consume(attempt.limit, key);
+  if (!decision.allowed && decision.firstRefusal) await recordRateLimitedAttempt(deps, attempt);
+  return decision;
 }

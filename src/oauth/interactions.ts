@@ -4,7 +4,7 @@ import { errors as oidcErrors, type Client, type Interaction } from 'oidc-provid
 import { z } from 'zod';
 import { originOfRequest, type AppDeps } from '../core/context.ts';
 import { AppError } from '../core/errors.ts';
-import { recordRateLimitedAttempt } from '../core/rate-limited-attempts.ts';
+import { consumeRecordingFirstRefusal } from '../core/rate-limited-attempts.ts';
 import { getRequestInfo } from '../core/request-info.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { loginInput } from '../modules/auth/auth.schema.ts';
@@ -178,17 +178,14 @@ export function interactionRoutes(deps: AppDeps): Router {
       const ctx = await load(req, res);
       if (!ctx) return expired(res);
       const email = typeof req.body?.email === 'string' ? (req.body.email as string).slice(0, 254) : '';
-      const decision = await deps.rateLimits.consume('login', getRequestInfo(req).ip);
+      const decision = await consumeRecordingFirstRefusal(deps, getRequestInfo(req).ip, {
+        workspaceId: ctx.workspaceId,
+        eventType: 'auth.login',
+        limit: 'login',
+        origin: originOfRequest(req),
+        email,
+      });
       if (!decision.allowed) {
-        if (decision.firstRefusal) {
-          await recordRateLimitedAttempt(deps, {
-            workspaceId: ctx.workspaceId,
-            eventType: 'auth.login',
-            limit: 'login',
-            origin: originOfRequest(req),
-            email,
-          });
-        }
         return loginPage(res, ctx, 429, { email, error: 'Too many sign-in attempts; try again in a minute.' });
       }
       const parsed = loginInput.safeParse(req.body);

@@ -9,7 +9,7 @@ import { User } from '../users/user.entity.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { MfaChallenge, MfaFactor } from './mfa.entity.ts';
 import { rateLimitedError } from '../../core/rate-limit.ts';
-import { recordRateLimitedAttempt } from '../../core/rate-limited-attempts.ts';
+import { consumeRecordingFirstRefusal } from '../../core/rate-limited-attempts.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
 import { CHALLENGE_ANSWERED, startSession, type Origin } from '../auth/sessions.service.ts';
 import { totpCode, type ChallengeView, type FactorView } from './mfa.schema.ts';
@@ -217,7 +217,6 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
   });
 }
 
-/** What an admin may know of a user's second factor: how many verified, of which kinds. Never secrets. */
 /**
  * The challenge its token names, counted against its user's limit (5 per 5 minutes, across tokens
  * and addresses, malformed codes included), and answered. Answers the challenge it consumed. A code
@@ -238,19 +237,13 @@ export async function passSignInChallenge(
   if (!challenge) throw await refuseDeadChallenge(em, mfaToken, origin, workspaceId);
   em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
   const scope: AuditScope = { em, workspaceId: challenge.workspaceId, actor: { type: 'user', id: challenge.userId }, ...origin };
-  const decision = await deps.rateLimits.consume('mfaVerify', `user:${challenge.userId}`);
-  if (!decision.allowed) {
-    // The user's first refused code of the window is on record, once (core/rate-limited-attempts.ts).
-    if (decision.firstRefusal) {
-      await recordRateLimitedAttempt(deps, {
-        workspaceId: challenge.workspaceId,
-        eventType: 'auth.mfa_verify',
-        limit: 'mfaVerify',
-        origin,
-      });
-    }
-    throw rateLimitedError(decision);
-  }
+  const decision = await consumeRecordingFirstRefusal(deps, `user:${challenge.userId}`, {
+    workspaceId: challenge.workspaceId,
+    eventType: 'auth.mfa_verify',
+    limit: 'mfaVerify',
+    origin,
+  });
+  if (!decision.allowed) throw rateLimitedError(decision);
   if (!parsed.success) {
     recordAudit(scope, {
       eventType: 'auth.mfa_verify',
