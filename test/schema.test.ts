@@ -39,9 +39,12 @@ describe('generated contracts', () => {
     for (const path of ['/api/v1/auth/oauth/{provider}/start', '/api/v1/auth/oauth/{provider}/callback', '/healthz', '/readyz']) {
       expect(Object.keys(doc.paths[path] ?? {}), path).toEqual(['get']);
     }
+    // Every method the protocol endpoints answer (oauth/routes.ts), POST forms of OpenID Connect included.
+    expect(Object.keys(doc.paths['/oauth/userinfo'])).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths['/oauth/logout'])).toEqual(['get', 'post']);
   });
 
-  it('describes the error answers each call can give: 429 everywhere, 413 with a body, 404 for ids, 409 on conflicts', () => {
+  it('describes the error answers each call can give: 429 everywhere, 503 in the envelope, 413 with a body, 404 for ids, 409 on conflicts', () => {
     const doc = buildOpenApiDocument('http://localhost');
     type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
     const operations = Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
@@ -56,6 +59,10 @@ describe('generated contracts', () => {
       expect(schema, `${method} ${path}`).toEqual(
         /^\/(oauth|\.well-known)\//.test(path) ? expect.objectContaining({ required: ['error'] }) : envelope,
       );
+    }
+    // An envelope call answers 503 UNAVAILABLE while the database is out of reach.
+    for (const { method, path, operation } of operations.filter((o) => /^\/(api|platform)\/v1\//.test(o.path))) {
+      expect(operation.responses['503']?.content?.['application/json']?.schema, `${method} ${path}`).toEqual(envelope);
     }
     for (const { method, path, operation } of operations.filter(
       (o) => o.path.startsWith('/api/v1/') && ['post', 'put', 'patch'].includes(o.method),

@@ -125,20 +125,29 @@ function errorAnswers(operation: Json, meta: Meta, method: string, path: string,
 }
 
 /**
- * The spec's 1,000 calls per minute per IP apply to every call but the health probes; the OAuth and
- * discovery endpoints answer it in RFC 6749's error body, the rest in the envelope (core/http.ts).
+ * The answers every call can give. The spec's 1,000 calls per minute per IP apply to every call but
+ * the health probes; the OAuth and discovery endpoints answer it in RFC 6749's error body, the rest in
+ * the envelope (core/http.ts). An envelope call answers 503 `UNAVAILABLE` with `Retry-After` while the
+ * database cannot be reached (core/error-normalize.ts).
  */
-function rateLimitAnswers(paths: Record<string, Json>): void {
+function everyCallAnswers(paths: Record<string, Json>): void {
   for (const [path, item] of Object.entries(paths)) {
     if (Object.hasOwn(HEALTH_PATHS, path)) continue;
-    const schema = PROTOCOL_PATH.test(path) ? OAUTH_ERROR : ERROR_REF;
+    const protocol = PROTOCOL_PATH.test(path);
     for (const operation of Object.values(item) as Json[]) {
       const responses = operation.responses as Record<string, Json>;
       responses['429'] = {
         description: 'RATE_LIMITED: too many requests (the limit of every call per IP, or the call’s own)',
         headers: RATE_LIMIT_HEADERS,
-        content: { 'application/json': { schema } },
+        content: { 'application/json': { schema: protocol ? OAUTH_ERROR : ERROR_REF } },
       };
+      if (!protocol && !responses['503']) {
+        responses['503'] = {
+          description: 'UNAVAILABLE: the database cannot be reached for the moment; try again after Retry-After seconds',
+          headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } } },
+          content: { 'application/json': { schema: ERROR_REF } },
+        };
+      }
     }
   }
 }
@@ -224,7 +233,7 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     paths[exact.get(path) ?? path] = item;
   }
   Object.assign(paths, protocolPaths(), browserSignInPaths(), structuredClone(HEALTH_PATHS));
-  rateLimitAnswers(paths);
+  everyCallAnswers(paths);
   sortAnswers(paths);
   const components = {
     ...doc.components,

@@ -112,6 +112,55 @@ function authorizeForm(): Json {
   };
 }
 
+const LOGOUT_PARAMS = [
+  query('client_id', 'The application asking'),
+  query('id_token_hint', 'An id_token the application holds for the user'),
+  query('post_logout_redirect_uri', 'One of the application’s registered post-logout URIs'),
+  query('state', 'Returned verbatim to post_logout_redirect_uri'),
+  query('logout_hint', 'Which user to sign out'),
+  query('ui_locales', 'Preferred languages of the page'),
+];
+
+const LOGOUT_RESPONSES = {
+  '200': {
+    description: 'HTML: the confirmation form (it posts to /oauth/logout/confirm), or the signed-out page',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  },
+  '303': { description: 'Back to post_logout_redirect_uri (with state) once signed out' },
+  '400': { description: 'HTML error page: an unknown client or post_logout_redirect_uri' },
+};
+
+/** UserInfo, answered the same to a GET and a POST. */
+function userinfo(operationId: string, summary: string): Json {
+  return {
+    operationId,
+    summary,
+    tags,
+    security: [{ OAuthAccessToken: [] }],
+    responses: {
+      '200': {
+        description: 'Claims',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['sub'],
+              properties: {
+                sub: { type: 'string' },
+                email: { type: 'string' },
+                email_verified: { type: 'boolean' },
+                name: { type: 'string' },
+                updated_at: { type: 'integer' },
+              },
+            },
+          },
+        },
+      },
+      ...errors([401]),
+    },
+  };
+}
+
 export function protocolPaths(): Record<string, Json> {
   return {
     '/oauth/authorize': {
@@ -144,32 +193,43 @@ export function protocolPaths(): Record<string, Json> {
       },
     },
     '/oauth/userinfo': {
+      get: userinfo('oauth-userinfo', 'OpenID Connect UserInfo: the claims the access token’s scopes release'),
+      post: {
+        ...userinfo('oauth-userinfo-post', 'The same UserInfo request as a POST (OpenID Connect Core 5.3.1)'),
+        requestBody: {
+          required: false,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: { type: 'object', properties: { access_token: { type: 'string', description: 'Or send it as a Bearer token' } } },
+            },
+          },
+        },
+      },
+    },
+    '/oauth/logout': {
       get: {
-        operationId: 'oauth-userinfo',
-        summary: 'OpenID Connect UserInfo: the claims the access token’s scopes release',
+        operationId: 'oauth-logout',
+        summary: 'OpenID Connect RP-initiated logout: asks the browser to confirm, then ends its hosted sign-in session',
         tags,
-        security: [{ OAuthAccessToken: [] }],
-        responses: {
-          '200': {
-            description: 'Claims',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['sub'],
-                  properties: {
-                    sub: { type: 'string' },
-                    email: { type: 'string' },
-                    email_verified: { type: 'boolean' },
-                    name: { type: 'string' },
-                    updated_at: { type: 'integer' },
-                  },
-                },
+        parameters: LOGOUT_PARAMS,
+        responses: LOGOUT_RESPONSES,
+      },
+      post: {
+        operationId: 'oauth-logout-post',
+        summary: 'The same logout request as a form post (its confirmation is posted here too)',
+        tags,
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: {
+                type: 'object',
+                properties: Object.fromEntries(LOGOUT_PARAMS.map((p) => [p.name, { ...p.schema, description: p.description }])),
               },
             },
           },
-          ...errors([401]),
         },
+        responses: LOGOUT_RESPONSES,
       },
     },
     '/oauth/revoke': {
