@@ -172,6 +172,32 @@ function forwardVerdict(req: Request): void {
   req.headers['x-forwarded-host'] = req.host;
 }
 
+/** A cookie attribute that browsers honour only on a Secure cookie. */
+const SAME_SITE_NONE = /;\s*samesite=none/i;
+
+/**
+ * oidc-provider's browser-session cookie is `SameSite=None` (a form posted to `/oauth/authorize` from
+ * the application's site must carry it), and browsers keep such a cookie only when it is `Secure`,
+ * that is over https. Over plain http (local development, tests) it is sent `SameSite=Lax` instead, so
+ * the hosted sign-in is remembered between authorizations there too; only a cross-site POST arrives
+ * without it, as it would anyway. Rewritten as the headers go out: `cookies` (Koa) sets them through
+ * `OutgoingMessage.prototype.setHeader`, past any wrapper of the response's own `setHeader`.
+ */
+function laxSessionCookieOverHttp(req: Request, res: Response): void {
+  if (req.secure) return;
+  const writeHead = res.writeHead;
+  res.writeHead = function laxCookies(this: Response, ...args: unknown[]) {
+    const cookies = this.getHeader('set-cookie');
+    if (Array.isArray(cookies) && cookies.some((cookie) => SAME_SITE_NONE.test(cookie))) {
+      this.setHeader(
+        'set-cookie',
+        cookies.map((cookie) => cookie.replace(SAME_SITE_NONE, '; samesite=lax')),
+      );
+    }
+    return Reflect.apply(writeHead, this, args) as Response;
+  } as typeof res.writeHead;
+}
+
 /**
  * `/oauth/*` and the OpenID discovery document: the hosted sign-in (ours), then oidc-provider at the
  * spec's paths, after the `/oauth/token` limit (60/min/IP, RFC error body). The JWKS is served by
@@ -203,6 +229,7 @@ export function oauthRoutes(deps: AppDeps): Router {
       // oidc-provider would find the body stream gone.
       if (req.destroyed) return;
       if (trustProxy) forwardVerdict(req);
+      laxSessionCookieOverHttp(req, res);
       res.setHeader('Content-Security-Policy', PROVIDER_CSP);
       const rewrite = bodyRewrite(req);
       await callback(rewrite ? await asFormRequest(req, rewrite) : req, res);

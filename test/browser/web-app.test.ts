@@ -283,8 +283,11 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await chromium.screenshot(owner, 'applications');
   });
 
-  it('runs an OAuth code flow through the hosted sign-in, second factor included', async () => {
-    const redirectUri = 'http://localhost:9/callback';
+  it('runs an OAuth code flow through the hosted sign-in, second factor included; the next authorization needs no sign-in', async () => {
+    // The relying party's callback: the browser's request is answered here, where the code is read.
+    const relyingParty: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('Signed in'));
+    await new Promise<void>((resolve) => relyingParty.listen(0, '127.0.0.1', resolve));
+    const redirectUri = `http://127.0.0.1:${(relyingParty.address() as AddressInfo).port}/callback`;
     const created = await call(app, 'POST', '/api/v1/applications', {
       token: ws.apiKey,
       body: { name: 'Acme Notes', type: 'spa', redirect_uris: [redirectUri] },
@@ -301,11 +304,6 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
       code_challenge_method: 'S256',
       state,
     });
-    // The relying party's callback: the browser's request is answered here, where the code is read.
-    await chromium.context.route('http://localhost:9/**', (route) =>
-      route.fulfill({ status: 200, contentType: 'text/plain', body: 'Signed in' }),
-    );
-
     const tab = await chromium.newPage();
     await tab.goto(url.href);
     await tab.getByRole('heading', { level: 1, name: 'Sign in to Acme Notes', exact: true }).waitFor();
@@ -321,7 +319,21 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     const tokens = await oidc.authorizationCodeGrant(config, new URL(tab.url()), { pkceCodeVerifier: verifier, expectedState: state });
     expect(tokens.claims()?.sub).toBe(ws.owner.id);
     expect(tokens.claims()?.amr).toEqual(expect.arrayContaining(['pwd', 'otp']));
+
+    // The sign-in is remembered over plain http too: the next authorization goes straight back with a
+    // code, without the sign-in page (its session cookie is SameSite=Lax here, which Chromium keeps).
+    const again = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid email',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: oidc.randomState(),
+    });
+    await tab.goto(again.href);
+    await tab.waitForURL(`${redirectUri}?**`);
+    expect(new URL(tab.url()).searchParams.get('code')).toBeTruthy();
     await tab.close();
+    await new Promise((resolve) => relyingParty.close(resolve));
   });
 
   it('adds a webhook endpoint (its secret shown once), sends a test event and sees the delivery, redelivers it', async () => {

@@ -20,6 +20,8 @@ export class Browser {
   constructor(
     private readonly origin: string,
     ip = someIp(),
+    /** Sent with every request, as a proxy in front of the server would add them (`x-forwarded-proto`). */
+    private readonly extraHeaders: Record<string, string> = {},
   ) {
     this.ip = ip;
   }
@@ -44,7 +46,7 @@ export class Browser {
 
   async request(url: string, form?: Record<string, string>): Promise<Page> {
     const target = new URL(url, this.origin);
-    const headers: Record<string, string> = { accept: 'text/html', 'x-forwarded-for': this.ip };
+    const headers: Record<string, string> = { ...this.extraHeaders, accept: 'text/html', 'x-forwarded-for': this.ip };
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     let body: string | undefined;
     if (form) {
