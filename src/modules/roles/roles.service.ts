@@ -161,15 +161,15 @@ export async function revokeRole(scope: AuditScope, principal: Principal, input:
   const user = await findUser(scope.em, input.user_id);
   const role = await findRole(scope.em, input.role_id);
   const ownerRole = role.builtin && role.key === 'owner';
-  if (ownerRole) {
-    if (!isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may revoke the owner role');
-    await lockOwnerRole(scope.em, role);
-  }
+  if (ownerRole) await lockOwnerRole(scope.em, role);
   const assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
-  if (!assignment) throw new AppError('NOT_FOUND', 'This user does not hold this role');
-  if (ownerRole && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
+  // The last owner answers 409 whoever asks (the CONTRACT's rule), as deletion and deactivation do
+  // (guardOwner); only then is a caller who is not an owner refused.
+  if (ownerRole && assignment && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
     throw new AppError('CONFLICT', 'The last owner cannot be removed; make someone else an owner first');
   }
+  if (ownerRole && !isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may revoke the owner role');
+  if (!assignment) throw new AppError('NOT_FOUND', 'This user does not hold this role');
   scope.em.remove(assignment);
   recordAudit(scope, { eventType: 'role.revoke', target: { type: 'user', id: user.id }, details: { role_id: role.id, role: role.key } });
   emitEvent(scope, 'role.revoked', { user_id: user.id, role_id: role.id, role: role.key });

@@ -192,6 +192,12 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
       body: { user_id: fresh.owner.id, role_id: ownerRole },
     });
     expect([alone.status, alone.body.error.code]).toEqual([409, 'CONFLICT']);
+    // The last owner is 409 whoever asks: an API key or an admin too, before their lack of ownership.
+    const byKey = await call(app, 'POST', '/api/v1/roles/revoke', {
+      token: fresh.apiKey,
+      body: { user_id: fresh.owner.id, role_id: ownerRole },
+    });
+    expect([byKey.status, byKey.body.error.code]).toEqual([409, 'CONFLICT']);
     // Nor by an end date on the only ownership without one.
     const ending = await call(app, 'POST', '/api/v1/roles/assign', {
       token: owner.accessToken,
