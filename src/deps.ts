@@ -33,6 +33,7 @@ export async function createDeps(input: {
   );
   const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
   await keys.ensureActiveKey();
+  keys.start();
   const metrics = new Metrics(orm);
   const oauth = await createOAuthServer({ config, orm, log, keys, box });
   const webhooks = new WebhookDispatcher(orm, box, clock, log, {
@@ -69,6 +70,7 @@ export async function createDeps(input: {
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.sweeper.stop();
+  await deps.keys.stop();
   await deps.webhooks.stop();
   await deps.mailer.stop();
   await deps.rateLimits.close();

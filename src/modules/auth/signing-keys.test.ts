@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { SigningKeys } from './signing-keys.ts';
 
 describe('signing keys: rotation keeps old tokens valid until they expire', () => {
   let app: TestApp;
@@ -54,5 +55,26 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
     expect(await kids('RS256')).toContain(oldIdKid);
     app.clock.advance(24 * 60 * 60 * 1000);
     expect(await kids('RS256')).not.toContain(oldIdKid);
+  });
+
+  it('an instance that signed nothing since another one rotated signs its next token with the new key', async () => {
+    // Two instances' key caches on the one database; the first reloads every 50 ms instead of every minute.
+    const errors: unknown[] = [];
+    const instance = () => new SigningKeys(app.deps.orm, app.deps.box, app.clock, 900, (error) => errors.push(error), 50);
+    const idle = instance();
+    await idle.ensureActiveKey();
+    idle.start();
+    try {
+      const before = (await idle.signingKey()).kid;
+      const newKid = await instance().rotate();
+      expect(newKid).not.toBe(before);
+      // Nothing asked the idle instance for a key meanwhile: its timer found the rotation on its own.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await idle.signingKey()).kid).toBe(newKid);
+      expect(errors).toEqual([]);
+    } finally {
+      await idle.stop();
+      await app.deps.keys.rotate();
+    }
   });
 });

@@ -14,8 +14,9 @@ export const ID_TOKEN_ALG = 'RS256';
 export type SigningAlg = typeof ACCESS_TOKEN_ALG | typeof ID_TOKEN_ALG;
 const ALGS: readonly SigningAlg[] = [ACCESS_TOKEN_ALG, ID_TOKEN_ALG];
 
-const ACTIVE_CACHE_MS = 60_000;
-/** A retired key stays published this long past the access-token lifetime (covers the cache above). */
+/** How often each instance reloads the key it signs with, so another instance's rotation reaches it. */
+const ACTIVE_REFRESH_MS = 60_000;
+/** A retired key stays published this long past the access-token lifetime (covers the refresh above). */
 const PUBLISH_MARGIN_MS = 5 * 60_000;
 /**
  * A running authorization server keeps signing with the id_token key it started with until it is
@@ -30,7 +31,6 @@ const ID_TOKEN_RESTART_WINDOW_MS = 24 * 60 * 60_000;
 interface ActiveKey {
   kid: string;
   privateKey: CryptoKey;
-  loadedAt: number;
 }
 
 export type PublicJwk = Record<string, unknown> & { kid: string; alg: string; use: 'sig' };
@@ -46,6 +46,7 @@ export type PrivateJwk = JWK & { kid: string; alg: string; use: 'sig' };
 export class SigningKeys {
   private active: ActiveKey | null = null;
   private reloading: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
   private readonly publicKeys = new Map<string, CryptoKey>();
 
   constructor(
@@ -54,7 +55,33 @@ export class SigningKeys {
     private readonly clock: Clock,
     private readonly accessTokenTtlSeconds: number,
     private readonly onError: (error: unknown) => void,
+    private readonly refreshMs = ACTIVE_REFRESH_MS,
   ) {}
+
+  /**
+   * Reloads the key to sign with on a timer, off every request's path (a request may hold the
+   * embedded database's only connection). On a timer rather than when a request finds the key old: an
+   * instance that signed nothing for longer than a retired key stays published would otherwise sign
+   * its next token with a key no longer in the JWKS.
+   */
+  start(): void {
+    this.timer ??= setInterval(() => void this.refresh(), this.refreshMs).unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.reloading;
+  }
+
+  private refresh(): Promise<void> {
+    this.reloading ??= this.reload()
+      .catch((error: unknown) => this.onError(error))
+      .finally(() => {
+        this.reloading = null;
+      });
+    return this.reloading;
+  }
 
   /**
    * Makes the first key of each algorithm when there is none (safe when several instances start at
@@ -93,20 +120,9 @@ export class SigningKeys {
       .map((k) => ({ ...(JSON.parse(this.box.open(k.privateJwk)) as JWK), kid: k.id, alg: k.alg, use: 'sig' as const }));
   }
 
-  /**
-   * The key to sign with. Never queries on the request's path (a request may hold the embedded
-   * database's only connection): a stale cache is refreshed in the background, so another
-   * instance's rotation reaches this one within a minute.
-   */
+  /** The key to sign with, as last loaded (`start` keeps it within a minute of the database's). */
   async signingKey(): Promise<{ kid: string; privateKey: CryptoKey }> {
     if (!this.active) throw new Error('no active signing key: ensureActiveKey() was not called');
-    if (Date.now() - this.active.loadedAt >= ACTIVE_CACHE_MS && !this.reloading) {
-      this.reloading = this.reload()
-        .catch((error: unknown) => this.onError(error))
-        .finally(() => {
-          this.reloading = null;
-        });
-    }
     return this.active;
   }
 
@@ -116,7 +132,7 @@ export class SigningKeys {
       .findOne(SigningKey, { retiredAt: null, alg: ACCESS_TOKEN_ALG }, { orderBy: { createdAt: 'desc' } });
     if (!key) throw new Error('no active signing key');
     const jwk = JSON.parse(this.box.open(key.privateJwk)) as JWK;
-    this.active = { kid: key.id, privateKey: (await importJWK(jwk, key.alg)) as CryptoKey, loadedAt: Date.now() };
+    this.active = { kid: key.id, privateKey: (await importJWK(jwk, key.alg)) as CryptoKey };
   }
 
   /**
