@@ -99,6 +99,6 @@ export function rateLimitHeaders(decision: LimitDecision): Record<string, string
   };
 }
 
-export function rateLimitedError(decision: LimitDecision): AppError {
-  return new AppError('RATE_LIMITED', 'Too many requests; try again later', { headers: rateLimitHeaders(decision) });
+export function rateLimitedError(decision: LimitDecision, options: { keepChanges?: boolean } = {}): AppError {
+  return new AppError('RATE_LIMITED', 'Too many requests; try again later', { headers: rateLimitHeaders(decision), ...options });
 }

@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from './audit.ts';
 import type { AppDeps } from './context.ts';
 import { LIMITS, type LimitDecision, type LimitName } from './rate-limit.ts';
@@ -21,30 +22,45 @@ export interface RateLimitedAttempt {
  * the 429 as it is, and is logged.
  */
 export async function recordRateLimitedAttempt(deps: AppDeps, attempt: RateLimitedAttempt): Promise<void> {
-  const { points, duration } = LIMITS[attempt.limit];
-  const email = typeof attempt.email === 'string' && isStorableText(attempt.email) ? attempt.email.slice(0, 320) : undefined;
   const em = deps.orm.em.fork();
   try {
-    recordAudit(
-      { em, workspaceId: attempt.workspaceId, actor: { type: 'system', id: null }, ...attempt.origin },
-      {
-        eventType: attempt.eventType,
-        outcome: 'failure',
-        details: { reason: 'rate_limited', limit: points, window_seconds: duration, ...(email === undefined ? {} : { email }) },
-      },
-    );
+    addRateLimitedRow(em, attempt);
     await em.flush();
   } catch (error) {
     deps.log.warn('the audit row of a rate-limited attempt was not written', { error, workspaceId: attempt.workspaceId });
   }
 }
 
+function addRateLimitedRow(em: EntityManager, attempt: RateLimitedAttempt): void {
+  const { points, duration } = LIMITS[attempt.limit];
+  const email = typeof attempt.email === 'string' && isStorableText(attempt.email) ? attempt.email.slice(0, 320) : undefined;
+  recordAudit(
+    { em, workspaceId: attempt.workspaceId, actor: { type: 'system', id: null }, ...attempt.origin },
+    {
+      eventType: attempt.eventType,
+      outcome: 'failure',
+      details: { reason: 'rate_limited', limit: points, window_seconds: duration, ...(email === undefined ? {} : { email }) },
+    },
+  );
+}
+
 /**
  * Counts one attempt against `attempt.limit` for `key`, and records the window's first refusal (above);
- * answers the decision, so the caller answers a refusal in its own way (429, a page).
+ * answers the decision, so the caller answers a refusal in its own way (429, a page). A caller inside a
+ * transaction passes its `em`: the row joins its unit of work, and the caller's refusal must keep its
+ * changes. A write on a connection of its own would wait for one while the caller holds the embedded
+ * database's only connection (a minute, the pool's acquire timeout, for every request).
  */
-export async function consumeRecordingFirstRefusal(deps: AppDeps, key: string, attempt: RateLimitedAttempt): Promise<LimitDecision> {
+export async function consumeRecordingFirstRefusal(
+  deps: AppDeps,
+  key: string,
+  attempt: RateLimitedAttempt,
+  inTransaction?: EntityManager,
+): Promise<LimitDecision> {
   const decision = await deps.rateLimits.consume(attempt.limit, key);
-  if (!decision.allowed && decision.firstRefusal) await recordRateLimitedAttempt(deps, attempt);
+  if (!decision.allowed && decision.firstRefusal) {
+    if (inTransaction) addRateLimitedRow(inTransaction, attempt);
+    else await recordRateLimitedAttempt(deps, attempt);
+  }
   return decision;
 }

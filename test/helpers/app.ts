@@ -30,7 +30,7 @@ export interface TestApp {
  * Each app gets its own rate-limit key space so files do not spend each other's budgets. BASE_URL
  * (the OIDC issuer) is the app's real address unless a test chooses another.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: { poolSize?: number } = {}): Promise<TestApp> {
   const server = createServer();
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -49,7 +49,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     BASE_URL: url,
     ...env,
   });
-  const orm = await MikroORM.init(ormOptions(config.DATABASE_URL as string, inject('embedded') ? 1 : 4));
+  const orm = await MikroORM.init(ormOptions(config.DATABASE_URL as string, options.poolSize ?? (inject('embedded') ? 1 : 4)));
   const log = createLogger(config.LOG_LEVEL);
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, log) : null;
   const clock = new ManualClock();

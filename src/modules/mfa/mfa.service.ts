@@ -237,13 +237,14 @@ export async function passSignInChallenge(
   if (!challenge) throw await refuseDeadChallenge(em, mfaToken, origin, workspaceId);
   em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
   const scope: AuditScope = { em, workspaceId: challenge.workspaceId, actor: { type: 'user', id: challenge.userId }, ...origin };
-  const decision = await consumeRecordingFirstRefusal(deps, `user:${challenge.userId}`, {
-    workspaceId: challenge.workspaceId,
-    eventType: 'auth.mfa_verify',
-    limit: 'mfaVerify',
-    origin,
-  });
-  if (!decision.allowed) throw rateLimitedError(decision);
+  const decision = await consumeRecordingFirstRefusal(
+    deps,
+    `user:${challenge.userId}`,
+    { workspaceId: challenge.workspaceId, eventType: 'auth.mfa_verify', limit: 'mfaVerify', origin },
+    em,
+  );
+  // Nothing else was written yet: keeping the changes commits the first refusal's audit row, if any.
+  if (!decision.allowed) throw rateLimitedError(decision, { keepChanges: true });
   if (!parsed.success) {
     recordAudit(scope, {
       eventType: 'auth.mfa_verify',

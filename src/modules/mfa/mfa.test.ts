@@ -369,3 +369,40 @@ describe('second factor (TOTP)', () => {
     }
   });
 });
+
+/**
+ * The embedded database has one connection (its pool's size), which a mutation's transaction holds:
+ * a write that asks for a second one waits for the pool's acquire timeout, a minute, and with it every
+ * request. Run on a pool of one here whatever the database.
+ */
+describe('second factor on one database connection', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp({}, { poolSize: 1 });
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  it('the first refused code of the window answers 429 at once, its audit row written in the same transaction', async () => {
+    const email = uniqueEmail('mfa-pool');
+    await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    const { accessToken } = await signIn(app, ws.id, email, PASSWORD);
+    const enrollment = (await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: accessToken, body: { name: 'Phone' } })).body.data;
+    const totp = URI.parse(enrollment.otpauth_uri) as TOTP;
+    const code = totp.generate({ timestamp: app.clock.now().getTime() });
+    await call(app, 'POST', `/api/v1/mfa/factors/${enrollment.factor.id}/verify`, { token: accessToken, body: { code } });
+    const challenge = (await login(app, ws.id, email, PASSWORD)).body.data;
+    for (let i = 0; i < 5; i++) {
+      const wrong = await call(app, 'POST', '/api/v1/auth/mfa/verify', { body: { mfa_token: challenge.mfa_token, code: '000000' } });
+      expect(wrong.status).toBe(401);
+    }
+    const limited = await call(app, 'POST', '/api/v1/auth/mfa/verify', { body: { mfa_token: challenge.mfa_token, code: '000000' } });
+    expect([limited.status, limited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    const rows = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.mfa_verify&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    const refusal = rows.body.data.find((e: { request_id: string }) => e.request_id === limited.headers.get('x-request-id'));
+    expect(refusal?.details).toMatchObject({ reason: 'rate_limited', limit: 5 });
+  });
+});
