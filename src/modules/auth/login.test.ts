@@ -123,6 +123,31 @@ describe('POST /api/v1/auth/login', () => {
     expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
   });
 
+  it('lets an admin lock with PATCH {"status": "locked"}: refused after the password until unlocked, whatever the time', async () => {
+    const user = await newUser('admin-lock');
+    const locked = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'locked' } });
+    expect([locked.status, locked.body.data.status]).toEqual([200, 'locked']);
+    const refused = await login(app, ws.id, user.email, PASSWORD);
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'ACCOUNT_LOCKED']);
+    expect(refused.body.error.message).toContain('ask an admin');
+    expect((await login(app, ws.id, user.email, 'not the password')).body.error.code).toBe('INVALID_CREDENTIALS');
+    // No fifteen minutes here: the lock lasts until an admin lifts it.
+    app.clock.advance(24 * 60 * 60 * 1000);
+    expect((await login(app, ws.id, user.email, PASSWORD)).body.error.code).toBe('ACCOUNT_LOCKED');
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'active' } });
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+  });
+
+  it('never locks the last owner, nor a deactivated account (409)', async () => {
+    const fresh = await createWorkspace(app);
+    const lastOwner = await call(app, 'PATCH', `/api/v1/users/${fresh.owner.id}`, { token: fresh.apiKey, body: { status: 'locked' } });
+    expect([lastOwner.status, lastOwner.body.error.code]).toEqual([409, 'CONFLICT']);
+    const user = await newUser('deactivated-lock');
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    const deactivated = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'locked' } });
+    expect([deactivated.status, deactivated.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
+
   it('answers the 11th attempt in a minute from one IP 429 with Retry-After and RateLimit-*', async () => {
     const ip = someIp();
     for (let i = 0; i < 10; i++) {

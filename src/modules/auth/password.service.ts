@@ -134,12 +134,13 @@ export async function resetPassword(
   em.setFilterParams('tenant', { workspaceId: consumed.workspace_id });
   const user = await em.findOne(User, { id: consumed.user_id, status: { $ne: 'deactivated' } });
   if (!user) throw new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used');
+  // A new password lifts a lockout after failed sign-ins; an admin's lock (no end time) stays.
+  const lockedByAdmin = user.status === 'locked' && user.lockedUntil === null;
   Object.assign(user, {
     passwordHash: await hashPassword(password),
     updatedAt: now,
     failedLoginCount: 0,
-    lockedUntil: null,
-    status: user.status === 'locked' ? 'active' : user.status,
+    ...(lockedByAdmin ? {} : { lockedUntil: null, status: user.status === 'locked' ? 'active' : user.status }),
   });
   const ended = await endUserSessions(em, user.id, now, 'password_reset');
   await retireResetLinks(em, user.id, now);

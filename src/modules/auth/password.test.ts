@@ -67,6 +67,20 @@ describe('passwords: forgot, reset, change', () => {
     await mail.waitFor(user.email, 1);
   });
 
+  it("a reset lifts a lockout after failed sign-ins, not an admin's lock", async () => {
+    const failed = await newUser();
+    for (let i = 0; i < 10; i++) await login(app, ws.id, failed.email, `wrong ${i} password`, someIp());
+    const locked = await newUser();
+    await call(app, 'PATCH', `/api/v1/users/${locked.id}`, { token: ws.apiKey, body: { status: 'locked' } });
+    for (const user of [failed, locked]) {
+      expect((await login(app, ws.id, user.email, PASSWORD, someIp())).body.error.code).toBe('ACCOUNT_LOCKED');
+      await forgot(user.email);
+      expect((await reset(resetTokenIn(await mail.waitFor(user.email)).token, NEW_PASSWORD)).status).toBe(200);
+    }
+    expect((await login(app, ws.id, failed.email, NEW_PASSWORD, someIp())).status).toBe(200);
+    expect((await login(app, ws.id, locked.email, NEW_PASSWORD, someIp())).body.error.code).toBe('ACCOUNT_LOCKED');
+  });
+
   it('sends one reset email when requests for one address arrive together', async () => {
     const user = await newUser();
     const answers = await Promise.all(Array.from({ length: 8 }, () => forgot(user.email)));

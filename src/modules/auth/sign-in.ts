@@ -5,6 +5,7 @@ import { AppError } from '../../core/errors.ts';
 import { hashPassword, needsRehash, verifyPassword } from '../../core/passwords.ts';
 import { runStatementIn, type Statement } from '../../core/sql.ts';
 import type { UserStatus } from '../users/user.entity.ts';
+import { accountLocked } from '../users/account-locked.ts';
 import type { ChallengeView } from '../mfa/mfa.schema.ts';
 import { secondFactorStage } from '../mfa/sign-in-stage.ts';
 import { scoreAttempt } from '../threat/risk.ts';
@@ -198,16 +199,7 @@ const accountState: SignInStage = async (run) => {
       new AppError('ACCOUNT_DEACTIVATED', 'This account has been deactivated', { keepChanges: true }),
     );
   }
-  if (run.user.status === 'locked') {
-    throw await refusal(
-      run,
-      run.user,
-      'account_locked',
-      new AppError('ACCOUNT_LOCKED', 'This account is locked after too many failed sign-ins; try again later or ask an admin', {
-        keepChanges: true,
-      }),
-    );
-  }
+  if (run.user.status === 'locked') throw await refusal(run, run.user, 'account_locked', accountLocked(run.user.lockedUntil));
   return undefined;
 };
 

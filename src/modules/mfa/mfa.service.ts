@@ -6,6 +6,7 @@ import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { User } from '../users/user.entity.ts';
+import { accountLocked } from '../users/account-locked.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { MfaChallenge, MfaFactor } from './mfa.entity.ts';
 import { rateLimitedError } from '../../core/rate-limit.ts';
@@ -148,9 +149,7 @@ async function refuseIfBarred(em: EntityManager, scope: AuditScope, userId: stri
   });
   throw deactivated
     ? new AppError('ACCOUNT_DEACTIVATED', 'This account has been deactivated', { keepChanges: true })
-    : new AppError('ACCOUNT_LOCKED', 'This account is locked after too many failed sign-ins; try again later or ask an admin', {
-        keepChanges: true,
-      });
+    : accountLocked(user?.lockedUntil ?? null);
 }
 
 /** The live challenge an `mfa_token` names (in `workspaceId` when one is named), or null (expired, used or unknown). */

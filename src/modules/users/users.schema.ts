@@ -54,13 +54,17 @@ export const userPage = pageOf(userOutput);
 
 /**
  * What an admin may change here; `status: active` also lifts a lockout, `deactivated` ends every
- * session. A new `email` is unverified unless `email_verified` says otherwise.
+ * session, `locked` refuses sign-in (ACCOUNT_LOCKED) until an admin sets `active` again. A new
+ * `email` is unverified unless `email_verified` says otherwise.
  */
 export const updateUserInput = z.strictObject({
   id: z.string().max(100),
   email: emailInput.optional(),
   name: z.string().trim().min(1).max(200).nullable().optional(),
-  status: z.enum(['active', 'deactivated']).optional(),
+  status: z
+    .enum(USER_STATUSES)
+    .optional()
+    .describe('`active` reactivates or unlocks; `deactivated` ends every session; `locked` refuses sign-in until set `active`'),
   email_verified: z.boolean().optional(),
   metadata: metadataInput.optional(),
 });

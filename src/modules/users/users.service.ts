@@ -177,7 +177,12 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
   const changes: Record<string, unknown> = {};
   const newEmail = input.email !== undefined && input.email !== user.email;
   const deactivates = input.status === 'deactivated' && user.status !== 'deactivated';
-  if (newEmail || deactivates) await guardOwner(scope.em, principal, user.id, now, { removes: deactivates });
+  // An admin's lock lasts until an admin lifts it (no end time); it replaces a lockout's fifteen minutes.
+  const locks = input.status === 'locked' && !(user.status === 'locked' && user.lockedUntil === null);
+  if (locks && user.status === 'deactivated') {
+    throw new AppError('CONFLICT', 'A deactivated account cannot be locked; reactivate it first');
+  }
+  if (newEmail || deactivates || locks) await guardOwner(scope.em, principal, user.id, now, { removes: deactivates || locks });
   if (newEmail && input.email !== undefined) {
     if (await scope.em.count(User, { email: input.email, id: { $ne: user.id } })) {
       throw new AppError('CONFLICT', 'A user with this email already exists');
@@ -192,6 +197,10 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
   if (input.status === 'active' && (user.status !== 'active' || user.failedLoginCount > 0)) {
     changes.status = { from: user.status, to: 'active' };
     Object.assign(user, { status: 'active', failedLoginCount: 0, lockedUntil: null });
+  }
+  if (locks) {
+    changes.status = { from: user.status, to: 'locked' };
+    Object.assign(user, { status: 'locked', lockedUntil: null });
   }
   if (deactivates) {
     changes.status = { from: user.status, to: 'deactivated' };

@@ -297,7 +297,7 @@ describe('user profile fields and mass assignment', () => {
       { password_hash: 'x' },
       { id: 'usr_other', role: 'owner' },
       { metadata: 'not an object' },
-      { status: 'locked' },
+      { status: 'blocked' },
     ]) {
       const res = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
