@@ -110,12 +110,12 @@ export const actionsRouter = router({
         method: 'POST',
         path: '/api/v1/actions/{id}/test',
         tags,
-        summary: 'Test an action: run its saved code against a sample event',
+        summary: 'Test an action: run its saved code against a sample event (in `event`, or its parts at the top level)',
         protect: true,
       },
       audit: 'action.test',
     })
     .input(testActionInput)
     .output(testResultOutput)
-    .mutation(({ ctx, input }) => testAction(ctx.deps.sandbox, auditScope(ctx), input.id, input.event)),
+    .mutation(({ ctx, input }) => testAction(ctx.deps.sandbox, auditScope(ctx), input)),
 });

@@ -50,26 +50,48 @@ export type CreateActionInput = z.infer<typeof createActionInput>;
 export const updateActionInput = z.strictObject({ id: z.string().max(100), name: name.optional(), code: code.optional() });
 
 const roleKey = z.string().min(1).max(100);
+const roles = z.array(roleKey).max(100);
+const metadata = z.record(z.string(), z.json());
+
+const sampleUser = z.strictObject({
+  id: z.string().max(100).optional(),
+  user_id: z.string().max(100).optional().describe("Alias of `id` (Auth0's name)"),
+  email: z.string().max(254).optional(),
+  email_verified: z.boolean().optional(),
+  name: z.string().max(200).nullable().optional(),
+  roles: roles.optional(),
+  metadata: metadata.optional(),
+  app_metadata: metadata.optional().describe("Alias of `metadata` (Auth0's name)"),
+  mfa_enabled: z.boolean().optional(),
+});
+const sampleRequest = z.strictObject({
+  ip: z.string().max(100).nullable().optional(),
+  user_agent: z.string().max(512).nullable().optional(),
+});
+const sampleAuthorization = z
+  .strictObject({ roles: roles.optional() })
+  .describe("Auth0's `event.authorization`: `roles` is an alias of `user.roles`");
 
 /** A sample event for the test endpoint; what is left out comes from a built-in sample user. */
 export const sampleEventInput = z.strictObject({
-  user: z
-    .strictObject({
-      id: z.string().max(100).optional(),
-      email: z.string().max(254).optional(),
-      name: z.string().max(200).nullable().optional(),
-      roles: z.array(roleKey).max(100).optional(),
-      metadata: z.record(z.string(), z.json()).optional(),
-      mfa_enabled: z.boolean().optional(),
-    })
-    .optional(),
-  request: z
-    .strictObject({ ip: z.string().max(100).nullable().optional(), user_agent: z.string().max(512).nullable().optional() })
-    .optional(),
+  user: sampleUser.optional(),
+  request: sampleRequest.optional(),
+  authorization: sampleAuthorization.optional(),
 });
 export type SampleEventInput = z.infer<typeof sampleEventInput>;
 
-export const testActionInput = z.strictObject({ id: z.string().max(100), event: sampleEventInput.optional() });
+/**
+ * The sample event goes in `event`; sent without `event`, its parts at the top level are the event
+ * (`{"user": {...}}`, as Auth0's test payloads are shaped). Both at once is refused by the service.
+ */
+export const testActionInput = z.strictObject({
+  id: z.string().max(100),
+  event: sampleEventInput.optional(),
+  user: sampleUser.optional().describe("Without `event`: the sample event's `user`"),
+  request: sampleRequest.optional().describe("Without `event`: the sample event's `request`"),
+  authorization: sampleAuthorization.optional().describe("Without `event`: the sample event's `authorization`"),
+});
+export type TestActionInput = z.infer<typeof testActionInput>;
 
 export const testResultOutput = z
   .object({

@@ -4,7 +4,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { Action, type ActionTrigger } from './action.entity.ts';
-import type { ActionView, CreateActionInput, SampleEventInput, TestResultView } from './actions.schema.ts';
+import type { ActionView, CreateActionInput, SampleEventInput, TestActionInput, TestResultView } from './actions.schema.ts';
 import { SAMPLE_EVENT, type CompileProblem, type PostLoginEvent } from './isolate-runner.ts';
 import type { ActionSandbox } from './sandbox.ts';
 import { ACTION_TEMPLATES, findTemplate } from './templates.ts';
@@ -157,22 +157,48 @@ export async function deployAction(sandbox: ActionSandbox, scope: AuditScope, id
   return toView(action);
 }
 
-/** The sample event, with what the caller sent laid over the built-in sample user. */
-function sampleEvent(workspaceId: string, input: SampleEventInput | undefined): PostLoginEvent {
+/** A field sent under its own name or its Auth0 alias: either, not both. */
+function eitherName<T>(prefix: string, name: string, alias: string, value: T | undefined, aliased: T | undefined): T | undefined {
+  if (value !== undefined && aliased !== undefined) {
+    throw new AppError('BAD_REQUEST', `Send ${prefix}${name} or its alias ${prefix}${alias}, not both`, {
+      details: [{ path: `${prefix}${alias}`, message: `an alias of ${prefix}${name}; send one of them` }],
+    });
+  }
+  return value ?? aliased;
+}
+
+/**
+ * The sample event (in `event`, or at the top level when `event` is absent), with Auth0's names
+ * folded into the service's and what the caller sent laid over the built-in sample user.
+ */
+function sampleEvent(workspaceId: string, input: Omit<TestActionInput, 'id'>): PostLoginEvent {
+  const flat = input.user !== undefined || input.request !== undefined || input.authorization !== undefined;
+  if (input.event !== undefined && flat) {
+    throw new AppError('BAD_REQUEST', 'Send the sample event either in event or at the top level, not both', {
+      details: [{ path: 'event', message: 'send user, request and authorization inside event, or without event' }],
+    });
+  }
+  const sample: SampleEventInput = input.event ?? { user: input.user, request: input.request, authorization: input.authorization };
+  const prefix = input.event === undefined ? '' : 'event.';
+  const { user_id: userId, app_metadata: appMetadata, ...user } = sample.user ?? {};
+  const id = eitherName(`${prefix}user.`, 'id', 'user_id', user.id, userId);
+  const metadata = eitherName(`${prefix}user.`, 'metadata', 'app_metadata', user.metadata, appMetadata);
+  const roles = eitherName(prefix, 'user.roles', 'authorization.roles', user.roles, sample.authorization?.roles);
   return {
-    user: { ...SAMPLE_EVENT.user, ...input?.user },
-    request: { ...SAMPLE_EVENT.request, ...input?.request },
+    user: {
+      ...SAMPLE_EVENT.user,
+      ...user,
+      ...(id === undefined ? {} : { id }),
+      ...(metadata === undefined ? {} : { metadata }),
+      ...(roles === undefined ? {} : { roles }),
+    },
+    request: { ...SAMPLE_EVENT.request, ...sample.request },
     workspace: { id: workspaceId },
   };
 }
 
 /** Runs the saved code (deployed or not) against a sample event, as a sign-in would run it. */
-export async function testAction(
-  sandbox: ActionSandbox,
-  scope: AuditScope,
-  id: string,
-  input: SampleEventInput | undefined,
-): Promise<TestResultView> {
+export async function testAction(sandbox: ActionSandbox, scope: AuditScope, { id, ...input }: TestActionInput): Promise<TestResultView> {
   const action = await findAction(scope.em, id);
   const outcome = await sandbox.runPostLogin(action.code, sampleEvent(scope.workspaceId, input));
   const denied = outcome.failure !== null || outcome.denied !== null;

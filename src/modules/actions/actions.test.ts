@@ -151,6 +151,70 @@ describe('actions API', () => {
     expect((await auditRows(id)).filter((r) => r.event_type === 'action.test')).toHaveLength(3);
   });
 
+  it('runs Auth0-style code and takes Auth0-shaped sample events (flat, app_metadata, authorization.roles)', async () => {
+    const code = `exports.onExecutePostLogin = async (event, api) => {
+  console.log(event.user.user_id, event.user.email_verified, JSON.stringify(event.user.user_metadata));
+  if (event.user.app_metadata.blocked) api.access.deny('Blocked by app_metadata');
+  api.idToken.setCustomClaim('https://example.com/plan', event.user.app_metadata.plan ?? 'free');
+  if (event.authorization.roles.includes('admin')) api.multifactor.enable('any', { allowRememberBrowser: false });
+};`;
+    const { id } = (await create({ name: 'Auth0 style', code })).body.data;
+    const test = (body: object) => call(app, 'POST', `/api/v1/actions/${id}/test`, { token: ws.apiKey, body });
+
+    const flat = await test({ user: { user_id: 'usr_auth0', roles: ['admin'], app_metadata: { plan: 'gold' } } });
+    expect(flat.status).toBe(200);
+    expect(flat.body.data).toMatchObject({
+      decision: 'allow',
+      claims: { 'https://example.com/plan': 'gold' },
+      require_second_factor: true,
+      logs: [{ level: 'log', message: 'usr_auth0 true {}' }],
+      error: null,
+    });
+    const nested = await test({ event: { authorization: { roles: ['admin'] }, user: { email_verified: false } } });
+    expect(nested.body.data).toMatchObject({ decision: 'allow', require_second_factor: true, logs: [{ message: /false \{\}$/ }] });
+    expect((await test({ user: { metadata: { blocked: true } } })).body.data).toMatchObject({
+      decision: 'deny',
+      reason: 'Blocked by app_metadata',
+    });
+    expect((await test({})).body.data).toMatchObject({
+      decision: 'allow',
+      claims: { 'https://example.com/plan': 'free' },
+      require_second_factor: false,
+    });
+
+    // Two names for one thing, or the event in both places, is ambiguous: 400 naming the alias.
+    for (const [body, path] of [
+      [{ event: { user: {} }, user: {} }, 'event'],
+      [{ user: { metadata: {}, app_metadata: {} } }, 'user.app_metadata'],
+      [{ event: { user: { id: 'usr_a', user_id: 'usr_b' } } }, 'event.user.user_id'],
+      [{ user: { roles: ['admin'] }, authorization: { roles: ['admin'] } }, 'authorization.roles'],
+    ] as const) {
+      const res = await test(body);
+      expect(res.status, path).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'BAD_REQUEST', details: [{ path }] });
+    }
+    expect((await test({ user: { unknown: 1 } })).status).toBe(400);
+    expect((await test({ authorization: { permissions: [] } })).status).toBe(400);
+
+    // idToken claims follow the access token's rules; the challengeWith calls require the factor too.
+    const reserved = (
+      await create({
+        name: 'Reserved',
+        code: `exports.onExecutePostLogin = async (e, api) => { api.idToken.setCustomClaim('sub', 'x'); };`,
+      })
+    ).body.data;
+    const refused = await call(app, 'POST', `/api/v1/actions/${reserved.id}/test`, { token: ws.apiKey, body: {} });
+    expect(refused.body.data).toMatchObject({ decision: 'deny', error: { kind: 'threw' } });
+    const challenge = (
+      await create({
+        name: 'Challenge',
+        code: `exports.onExecutePostLogin = async (e, api) => { api.authentication.challengeWith({ type: 'otp' }); };`,
+      })
+    ).body.data;
+    const challenged = await call(app, 'POST', `/api/v1/actions/${challenge.id}/test`, { token: ws.apiKey, body: {} });
+    expect(challenged.body.data).toMatchObject({ decision: 'allow', require_second_factor: true });
+  });
+
   it('a failing action tests as deny, with the error (fail closed)', async () => {
     const { id } = (await create({ name: 'Thrower', code: 'exports.onExecutePostLogin = async () => {\n  null.boom;\n};' })).body.data;
     const res = await call(app, 'POST', `/api/v1/actions/${id}/test`, { token: ws.apiKey, body: {} });

@@ -57,11 +57,16 @@ export interface RunnerOptions {
   onCatastrophicError?: (message: string) => void;
 }
 
-/** What an action's code sees as `event` at `post-login`. */
+/**
+ * What an action's code sees as `event` at `post-login`. Inside the sandbox it also carries Auth0's
+ * names for the same facts: `user.user_id`, `user.app_metadata` (the metadata admins set),
+ * `user.user_metadata` (always empty: users cannot set their own) and `authorization.roles`.
+ */
 export interface PostLoginEvent {
   user: {
     id: string;
     email: string;
+    email_verified: boolean;
     name: string | null;
     roles: string[];
     metadata: Record<string, unknown>;
@@ -184,8 +189,33 @@ const BOOTSTRAP = `
     }
     return value;
   };
-  const event = deepFreeze(parse($0));
+  const event = parse($0);
+  // Auth0's names for what the event already holds, so Auth0 post-login code reads the same facts.
+  event.user.user_id = event.user.id;
+  event.user.app_metadata = event.user.metadata;
+  event.user.user_metadata = {};
+  event.authorization = { roles: event.user.roles };
+  deepFreeze(event);
 
+  const setCustomClaim = (name, value) => {
+    if (typeof name !== 'string' || name.length === 0 || name.length > 100) {
+      throw new TypeError('A claim name is a string of 1 to 100 characters');
+    }
+    if (reserved.includes(name)) throw new TypeError('The claim "' + name + '" is reserved and cannot be set');
+    const json = stringify(value === undefined ? null : value);
+    if (json === undefined) throw new TypeError('The value of claim "' + name + '" cannot be written as JSON');
+    claimsSize += name.length + json.length + 4;
+    if (claimsSize > ${MAX_CLAIMS_CHARS}) throw new RangeError('Custom claims are limited to ${MAX_CLAIMS_CHARS} characters of JSON');
+    record.claims[name] = parse(json);
+  };
+  const requireSecondFactor = () => {
+    record.requireSecondFactor = true;
+  };
+
+  // Auth0's spellings map onto the same record: multifactor.enable(provider) and the
+  // authentication.challengeWith* calls require the second factor (whatever the provider: the
+  // service's factor is TOTP); idToken.setCustomClaim adds to the access token, the only token a
+  // sign-in issues, under the same rules.
   const api = freeze({
     access: freeze({
       deny(reason) {
@@ -194,22 +224,22 @@ const BOOTSTRAP = `
         record.denied = text || 'Access denied by an action';
       },
     }),
-    accessToken: freeze({
-      setCustomClaim(name, value) {
-        if (typeof name !== 'string' || name.length === 0 || name.length > 100) {
-          throw new TypeError('A claim name is a string of 1 to 100 characters');
-        }
-        if (reserved.includes(name)) throw new TypeError('The claim "' + name + '" is reserved and cannot be set');
-        const json = stringify(value === undefined ? null : value);
-        if (json === undefined) throw new TypeError('The value of claim "' + name + '" cannot be written as JSON');
-        claimsSize += name.length + json.length + 4;
-        if (claimsSize > ${MAX_CLAIMS_CHARS}) throw new RangeError('Custom claims are limited to ${MAX_CLAIMS_CHARS} characters of JSON');
-        record.claims[name] = parse(json);
+    accessToken: freeze({ setCustomClaim }),
+    idToken: freeze({ setCustomClaim }),
+    multifactor: freeze({
+      enable(provider, options) {
+        requireSecondFactor();
       },
     }),
-    requireSecondFactor() {
-      record.requireSecondFactor = true;
-    },
+    authentication: freeze({
+      challengeWith(factor, options) {
+        requireSecondFactor();
+      },
+      challengeWithAny(factors) {
+        requireSecondFactor();
+      },
+    }),
+    requireSecondFactor,
   });
 
   const moduleObject = { exports: {} };
@@ -455,6 +485,7 @@ export const SAMPLE_EVENT: PostLoginEvent = {
   user: {
     id: 'usr_00000000000000000000000000',
     email: 'jane@example.com',
+    email_verified: true,
     name: 'Jane Example',
     roles: ['member'],
     metadata: {},

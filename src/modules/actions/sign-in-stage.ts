@@ -25,7 +25,7 @@ const LIVE_ACTIONS: Statement = {
 /** What the event tells about the user beyond what the password stage read. */
 const EVENT_USER: Statement = {
   name: 'actions_event_user',
-  text: `select u.name, u.metadata,
+  text: `select u.name, u.metadata, u.email_verified,
                 (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
                   where ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > $2)) as roles
            from users u where u.id = $1`,
@@ -38,15 +38,17 @@ interface LiveAction {
 }
 
 async function postLoginEvent(run: SignInRun): Promise<PostLoginEvent> {
-  const [row] = await runStatementIn<{ name: string | null; metadata: Record<string, unknown> | null; roles: string[] }>(
-    run.em,
-    EVENT_USER,
-    [run.user.id, run.now.toISOString()],
-  );
+  const [row] = await runStatementIn<{
+    name: string | null;
+    metadata: Record<string, unknown> | null;
+    email_verified: boolean;
+    roles: string[];
+  }>(run.em, EVENT_USER, [run.user.id, run.now.toISOString()]);
   return {
     user: {
       id: run.user.id,
       email: run.user.email,
+      email_verified: row?.email_verified ?? false,
       name: row?.name ?? null,
       roles: row?.roles ?? [],
       metadata: row?.metadata ?? {},

@@ -174,6 +174,73 @@ describe('actions at sign-in', () => {
     });
   });
 
+  describe('Auth0-style code', () => {
+    let ws: TestWorkspace;
+
+    beforeAll(async () => {
+      ws = await createWorkspace(app);
+    });
+
+    it('api.multifactor.enable requires the second factor: 403 MFA_ENROLLMENT_REQUIRED without one, the challenge with one', async () => {
+      const without = await newUser(ws);
+      const withOne = await newUser(ws);
+      const totp = await withFactor(ws, withOne);
+      const id = await deploy(ws, {
+        name: 'Auth0 MFA',
+        code: `exports.onExecutePostLogin = async (event, api) => {
+  api.multifactor.enable('any');
+};`,
+      });
+      try {
+        const refused = await login(app, ws.id, without.email, PASSWORD);
+        expect(refused.status).toBe(403);
+        expect(refused.body.error.code).toBe('MFA_ENROLLMENT_REQUIRED');
+        expect((await loginFailures(ws, without.id)).at(-1)?.details).toMatchObject({ reason: 'mfa_enrollment_required' });
+
+        const challenged = await login(app, ws.id, withOne.email, PASSWORD);
+        expect(challenged.status).toBe(200);
+        expect(challenged.body.data).toMatchObject({ mfa_required: true, available_factors: ['totp'] });
+        nextStep();
+        const verified = await call(app, 'POST', '/api/v1/auth/mfa/verify', {
+          body: { mfa_token: challenged.body.data.mfa_token, code: codeOf(totp) },
+        });
+        expect(verified.status).toBe(200);
+        expect(claimsOf(verified.body.data.access_token)).toMatchObject({ sub: withOne.id });
+      } finally {
+        await removeAction(ws, id);
+      }
+    });
+
+    it('reads event.user.app_metadata, user_id, email_verified and event.authorization.roles; idToken claims reach the token', async () => {
+      const admin = await newUser(ws, 'admin', { plan: 'gold' });
+      const blocked = await newUser(ws, undefined, { blocked: true });
+      const id = await deploy(ws, {
+        name: 'Auth0 claims',
+        code: `exports.onExecutePostLogin = async (event, api) => {
+  if (event.user.app_metadata.blocked) return api.access.deny('Blocked through app_metadata');
+  api.idToken.setCustomClaim('https://example.com/plan', event.user.app_metadata.plan ?? 'free');
+  api.accessToken.setCustomClaim('https://example.com/roles', event.authorization.roles);
+  api.idToken.setCustomClaim('https://example.com/user', [event.user.user_id, event.user.email_verified, event.user.user_metadata]);
+};`,
+      });
+      try {
+        const res = await login(app, ws.id, admin.email, PASSWORD);
+        expect(res.status).toBe(200);
+        expect(claimsOf(res.body.data.access_token)).toMatchObject({
+          sub: admin.id,
+          'https://example.com/plan': 'gold',
+          'https://example.com/roles': ['admin', 'member'],
+          'https://example.com/user': [admin.id, false, {}],
+        });
+        const refused = await login(app, ws.id, blocked.email, PASSWORD);
+        expect(refused.status).toBe(403);
+        expect(refused.body.error).toMatchObject({ code: 'FORBIDDEN', message: 'Blocked through app_metadata' });
+      } finally {
+        await removeAction(ws, id);
+      }
+    });
+  });
+
   describe('decisions and claims', () => {
     let ws: TestWorkspace;
 

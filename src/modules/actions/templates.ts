@@ -20,6 +20,7 @@ export const ACTION_TEMPLATES = [
  * Require a second factor for admins and owners.
  * @param {PostLoginEvent} event  who is signing in (event.user.roles are role keys)
  * @param {PostLoginApi} api      what the action may do
+ * (Auth0's spellings work too: event.authorization.roles, api.multifactor.enable('any').)
  */
 exports.onExecutePostLogin = async (event, api) => {
   const privileged = event.user.roles.some((role) => role === 'admin' || role === 'owner');

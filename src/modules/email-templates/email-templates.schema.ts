@@ -5,15 +5,25 @@ export const templateKeyInput = z.object({ key: z.string().max(100) });
 
 export const listEmailTemplatesInput = z.object({ ...pageParams }).prefault({});
 
-/** Any of `subject`, `html` and `text`; what is left out stays as the template has it now. */
+const templateBody = z.string().min(1).max(100_000);
+
+/**
+ * Any of `subject`, `html` (or its alias `body`, Auth0's name) and `text`; what is left out stays as
+ * the template has it now.
+ */
 export const updateEmailTemplateInput = z
   .strictObject({
     key: z.string().max(100),
     subject: z.string().trim().min(1).max(500).optional(),
-    html: z.string().min(1).max(100_000).optional(),
-    text: z.string().min(1).max(100_000).optional(),
+    html: templateBody.optional(),
+    body: templateBody.optional().describe("Alias of `html` (Auth0's name); send one of them"),
+    text: templateBody.optional(),
   })
-  .refine((v) => v.subject !== undefined || v.html !== undefined || v.text !== undefined, {
+  .refine((v) => v.html === undefined || v.body === undefined, {
+    message: 'body is an alias of html: send one of them, not both',
+    path: ['body'],
+  })
+  .refine((v) => v.subject !== undefined || v.html !== undefined || v.body !== undefined || v.text !== undefined, {
     message: 'send subject, html or text',
     path: ['subject'],
   });

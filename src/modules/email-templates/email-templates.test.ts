@@ -138,6 +138,39 @@ describe('email templates', () => {
     expect(done.status).toBe(200);
   });
 
+  it('takes Auth0’s names: body for html, {{ url }} for the link; the next reset email carries both', async () => {
+    const fresh = await createWorkspace(app, 'Auth0 Names');
+    const builtIn = (await call(app, 'GET', '/api/v1/email-templates/password_reset', { token: fresh.apiKey })).body.data;
+    expect(builtIn.variables).toContainEqual({ name: 'url', description: expect.stringContaining('Alias of {{link}}') });
+    const body = '<p>Forgot it? <a href="{{ url }}">Pick a new one</a> for {{ workspace_name }}.</p>';
+    const res = await put('password_reset', { subject: 'New password for {{ workspace_name }}', body }, fresh.apiKey);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ html: body, text: builtIn.text, customized: true });
+    expect(res.body.data.body).toBeUndefined();
+    expect((await put('password_reset', { text: 'Reset: {{url}}' }, fresh.apiKey)).status).toBe(200);
+
+    const email = await newUser(fresh);
+    expect((await forgot(email, fresh)).status).toBe(200);
+    const received = await mail.waitFor(email);
+    const { subject, text, html } = decodeMail(received);
+    expect(subject).toBe('New password for Auth0 Names');
+    expect(html).toMatch(
+      /^<p>Forgot it\? <a href="https:&#x2F;&#x2F;id\.example\.test&#x2F;reset-password\?token&#x3D;[A-Za-z0-9_-]+">Pick a new one<\/a> for Auth0 Names\.<\/p>$/,
+    );
+    expect(text).toMatch(/^Reset: https:\/\/id\.example\.test\/reset-password\?token=[A-Za-z0-9_-]+$/);
+    expect(resetTokenIn(received).token).toBeTruthy();
+
+    // Both names at once is ambiguous; `url` is still unknown where there is no link.
+    const both = await put('password_reset', { html: '<p>{{link}}</p>', body: '<p>{{url}}</p>' }, fresh.apiKey);
+    expect([both.status, both.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(both.body.error.details).toEqual([{ path: 'body', message: expect.stringContaining('alias of html') }]);
+    expect((await put('access_request_created', { text: '{{url}}' }, fresh.apiKey)).status).toBe(400);
+    const doc = (await call(app, 'GET', '/api/v1/openapi.json')).body;
+    const bodySchema = doc.paths['/api/v1/email-templates/{key}'].put.requestBody.content['application/json'].schema;
+    expect(bodySchema.properties.body.description).toContain('Alias of `html`');
+    expect(bodySchema.required ?? []).not.toContain('body');
+  });
+
   it('refuses a template that does not parse, with the part and where', async () => {
     const res = await put('password_reset', { ...RESET, html: '<p>\n{{#link}}<a href="{{link}}">x</a></p>' });
     expect([res.status, res.body.error.code]).toEqual([400, 'BAD_REQUEST']);

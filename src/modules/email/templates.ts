@@ -127,9 +127,23 @@ export const BRANDING_VARIABLES: Record<`branding.${keyof BrandingVars}`, string
   'branding.support_email': 'The support address, empty without one',
 };
 
+/**
+ * Other names of a template's variables, filled with the same value: Auth0's templates write
+ * `{{ url }}` for the link. A workspace's version may use either name.
+ */
+const VARIABLE_ALIASES: Partial<Record<TemplateKey, Record<string, string>>> = {
+  password_reset: { url: 'link' },
+  invitation: { url: 'link' },
+};
+
+function aliasesOf(key: TemplateKey): Record<string, string> {
+  return VARIABLE_ALIASES[key] ?? {};
+}
+
 /** Every variable `key` may use, with what it holds. */
 export function variablesOf(key: TemplateKey): Record<string, string> {
-  return { ...TEMPLATE_CATALOG[key].variables, ...BRANDING_VARIABLES };
+  const aliases = Object.fromEntries(Object.entries(aliasesOf(key)).map(([alias, name]) => [alias, `Alias of {{${name}}} (Auth0’s name)`]));
+  return { ...TEMPLATE_CATALOG[key].variables, ...aliases, ...BRANDING_VARIABLES };
 }
 
 /** A template as a sender holds it: the workspace's version or the built-in one, and the branding. */
@@ -157,7 +171,9 @@ const asIs = (value: string): string => value;
 
 /** The subject and text as written (no escaping; a subject is one line); the HTML with every value escaped. */
 export function renderEmail<K extends TemplateKey>(template: PreparedTemplate<K>, vars: TemplateVars<K>): EmailTemplate {
-  const view = { ...vars, branding: template.branding };
+  const values: Record<string, string> = vars;
+  const aliased = Object.fromEntries(Object.entries(aliasesOf(template.key)).map(([alias, name]) => [alias, values[name] ?? '']));
+  const view = { ...aliased, ...vars, branding: template.branding };
   return {
     subject: renderPart(template.source.subject, view, asIs)
       .replace(/\s*[\r\n]+\s*/g, ' ')
