@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_MASTER_KEY } from './helpers/app.ts';
 
@@ -84,6 +85,15 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
       const res = await fetch(`${second.url}/api/v1/users`, { headers: { authorization: `Bearer ${apiKey}` } });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { meta: { total: number } }).meta.total).toBe(1);
+      // The CLI on the running server's DATA_DIR is refused, naming the server's process, and writes nothing.
+      const cli = promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'Beside', '--owner-email', 'beside@example.com'],
+        {
+          env: { ...process.env, DATABASE_URL: '', REDIS_URL: '', BASE_URL: '', DATA_DIR: dataDir },
+        },
+      );
+      await expect(cli).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`is in use by process ${second.child.pid}`) });
     } finally {
       await stop(second);
     }
