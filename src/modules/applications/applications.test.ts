@@ -20,7 +20,12 @@ describe('applications', () => {
 
   it('registers each type: a secret for web and m2m only, shown once', async () => {
     const cases = [
-      { type: 'web', redirect_uris: ['https://app.example.com/callback'], secret: true, grants: ['authorization_code', 'refresh_token'] },
+      {
+        type: 'web',
+        redirect_uris: ['https://app.example.com/callback'],
+        secret: true,
+        grants: ['authorization_code', 'refresh_token', 'client_credentials'],
+      },
       { type: 'spa', redirect_uris: ['http://localhost:5173/callback'], secret: false, grants: ['authorization_code', 'refresh_token'] },
       {
         type: 'native',
