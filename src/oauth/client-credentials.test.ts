@@ -184,6 +184,32 @@ describe('client credentials with openid-client', () => {
     expect((await oidc.tokenIntrospection(outsider, tokens.access_token)).active).toBe(false);
   });
 
+  it('a web application (it keeps a secret) may act as itself too: the token names no user and opens no API', async () => {
+    const created = await call(app, 'POST', '/api/v1/applications', {
+      token: ws.apiKey,
+      body: { name: 'Portal', type: 'web', redirect_uris: ['https://portal.example.com/callback'] },
+    });
+    expect(created.body.data.grant_types).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
+    const web = { id: created.body.data.id as string, secret: created.body.data.client_secret as string };
+    const config = await client(web.id, oidc.ClientSecretBasic(web.secret));
+    const tokens = await oidc.clientCredentialsGrant(config);
+    expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: app.deps.config.ACCESS_TOKEN_TTL });
+    expect(tokens.refresh_token).toBeUndefined();
+    const introspected = await oidc.tokenIntrospection(config, tokens.access_token);
+    expect(introspected).toMatchObject({ active: true, client_id: web.id });
+    expect(introspected.sub).toBeUndefined();
+    // What an m2m token is: no user, so no userinfo, and not a credential of the management API.
+    for (const path of ['/api/v1/users', '/api/v1/applications']) {
+      const refused = await call(app, 'GET', path, { token: tokens.access_token });
+      expect([refused.status, refused.body.error.code], path).toEqual([401, 'INVALID_TOKEN']);
+    }
+    const userinfo = await fetch(`${app.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(userinfo.status).toBe(401);
+    // Without its secret it is refused, as any confidential client is.
+    const wrong = await client(web.id, oidc.ClientSecretBasic(`${web.secret}x`));
+    expect(await failure(oidc.clientCredentialsGrant(wrong))).toEqual({ status: 401, error: 'invalid_client' });
+  });
+
   it('limits /oauth/token to 60 a minute per IP: 429 rate_limited with Retry-After and RateLimit-*', async () => {
     const ip = someIp();
     const statuses: number[] = [];

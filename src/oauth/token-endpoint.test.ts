@@ -18,7 +18,7 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
   let app: TestApp;
   let ws: TestWorkspace;
   let m2m: Client;
-  let web: Client;
+  let nativeId: string;
   let spaId: string;
 
   async function register(body: object): Promise<Client> {
@@ -31,7 +31,7 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     app = await startTestApp();
     ws = await createWorkspace(app);
     m2m = await register({ name: 'Backend', type: 'm2m' });
-    web = await register({ name: 'Portal', type: 'web', redirect_uris: [CALLBACK] });
+    nativeId = (await register({ name: 'Phone', type: 'native', redirect_uris: ['com.example.app:/callback'] })).id;
     spaId = (await register({ name: 'SPA', type: 'spa', redirect_uris: [SPA_CALLBACK] })).id;
   });
   afterAll(() => app.close());
@@ -115,8 +115,8 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
         { authorization: basic(backend.id, backend.secret) },
       ],
       ['m2m, refresh_token', { grant_type: 'refresh_token', refresh_token: 'x', client_id: backend.id, client_secret: backend.secret }, {}],
-      ['web, client_credentials', { grant_type: 'client_credentials' }, { authorization: basic(web.id, web.secret) }],
       ['spa, client_credentials', { grant_type: 'client_credentials', client_id: spaId }, {}],
+      ['native, client_credentials', { grant_type: 'client_credentials', client_id: nativeId }, {}],
     ];
     for (const [label, body, headers] of cases) {
       const res = await post('/oauth/token', body, headers);

@@ -23,6 +23,7 @@ import { Migration20261127000000_deliveries_by_endpoint } from './Migration20261
 import { Migration20261127010000_oidc_account } from './Migration20261127010000_oidc_account.ts';
 import { Migration20261128000000_user_identities } from './Migration20261128000000_user_identities.ts';
 import { Migration20261128010000_invitation_role_set_null } from './Migration20261128010000_invitation_role_set_null.ts';
+import { Migration20261129000000_request_justification_optional } from './Migration20261129000000_request_justification_optional.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -53,4 +54,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127010000_oidc_account', class: Migration20261127010000_oidc_account },
   { name: 'Migration20261128000000_user_identities', class: Migration20261128000000_user_identities },
   { name: 'Migration20261128010000_invitation_role_set_null', class: Migration20261128010000_invitation_role_set_null },
+  { name: 'Migration20261129000000_request_justification_optional', class: Migration20261129000000_request_justification_optional },
 ];

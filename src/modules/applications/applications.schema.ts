@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { APPLICATION_TYPES } from './application.entity.ts';
+import { APPLICATION_TYPES, type ApplicationType } from './application.entity.ts';
 import { MAX_REDIRECT_URIS } from './redirect-uris.ts';
 
 export const applicationOutput = z
@@ -33,12 +33,38 @@ const name = z.string().trim().min(1).max(200);
 const redirectUris = z.array(z.string().max(4096)).max(MAX_REDIRECT_URIS);
 
 export const listApplicationsInput = z.object({ type: z.enum(APPLICATION_TYPES).optional(), ...pageParams }).prefault({});
+/**
+ * Other services' names for the same kinds of application: Auth0's `app_type` values, and Logto's
+ * types as its API spells them and in snake case. Taken on creation, stored and answered as the type
+ * they name.
+ */
+export const APPLICATION_TYPE_ALIASES = {
+  regular_web: 'web',
+  non_interactive: 'm2m',
+  traditional: 'web',
+  machine_to_machine: 'm2m',
+  Traditional: 'web',
+  SPA: 'spa',
+  Native: 'native',
+  MachineToMachine: 'm2m',
+} as const satisfies Record<string, ApplicationType>;
+
+function isTypeAlias(type: string): type is keyof typeof APPLICATION_TYPE_ALIASES {
+  return Object.hasOwn(APPLICATION_TYPE_ALIASES, type);
+}
+
 export const createApplicationInput = z.strictObject({
   name,
   type: z
-    .enum(APPLICATION_TYPES)
+    .enum([...APPLICATION_TYPES, ...(Object.keys(APPLICATION_TYPE_ALIASES) as (keyof typeof APPLICATION_TYPE_ALIASES)[])])
+    .transform((type): ApplicationType => (isTypeAlias(type) ? APPLICATION_TYPE_ALIASES[type] : type))
     .optional()
-    .describe('Default: `web` when redirect_uris is not empty, else `m2m` (both get a client secret)'),
+    .describe(
+      'Default: `web` when redirect_uris is not empty, else `m2m` (both get a client secret). ' +
+        "Aliases (stored and answered as the type they name): Auth0's `regular_web` and Logto's `Traditional` " +
+        "(or `traditional`) are `web`; Auth0's `non_interactive` and Logto's `MachineToMachine` (or " +
+        "`machine_to_machine`) are `m2m`; Logto's `SPA` and `Native` are `spa` and `native`",
+    ),
   redirect_uris: redirectUris.default([]),
 });
 export const updateApplicationInput = z.strictObject({

@@ -8,9 +8,15 @@ import { Application, isConfidential, type ApplicationType } from './application
 import type { ApplicationView } from './applications.schema.ts';
 import { redirectUriProblems } from './redirect-uris.ts';
 
-/** Where a type's tokens come from: the browser-facing types sign users in, `m2m` acts as itself. */
+/**
+ * Where a type's tokens come from: the browser-facing types sign users in, `m2m` acts as itself. A
+ * `web` app keeps a secret too, so it may also act as itself (as Auth0's regular web apps may): such
+ * a token names no user and carries nothing an `m2m` app's would not (docs/decisions.md).
+ */
 export function grantTypesOf(type: ApplicationType): string[] {
-  return type === 'm2m' ? ['client_credentials'] : ['authorization_code', 'refresh_token'];
+  if (type === 'm2m') return ['client_credentials'];
+  if (type === 'web') return ['authorization_code', 'refresh_token', 'client_credentials'];
+  return ['authorization_code', 'refresh_token'];
 }
 
 function toView(app: Application): ApplicationView {

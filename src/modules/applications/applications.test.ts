@@ -20,7 +20,12 @@ describe('applications', () => {
 
   it('registers each type: a secret for web and m2m only, shown once', async () => {
     const cases = [
-      { type: 'web', redirect_uris: ['https://app.example.com/callback'], secret: true, grants: ['authorization_code', 'refresh_token'] },
+      {
+        type: 'web',
+        redirect_uris: ['https://app.example.com/callback'],
+        secret: true,
+        grants: ['authorization_code', 'refresh_token', 'client_credentials'],
+      },
       { type: 'spa', redirect_uris: ['http://localhost:5173/callback'], secret: false, grants: ['authorization_code', 'refresh_token'] },
       {
         type: 'native',
@@ -70,6 +75,37 @@ describe('applications', () => {
     const refused = await create({ name: 'x', redirect_uris: ['http://app.example.com/cb'] });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details.map((d: { path: string }) => d.path)).toContain('redirect_uris.0');
+  });
+
+  it('takes Auth0’s and Logto’s type names, stored and answered as the type they name', async () => {
+    const cases = [
+      ['regular_web', 'web', ['https://app.example.com/callback']],
+      ['traditional', 'web', ['https://app.example.com/callback']],
+      ['Traditional', 'web', ['https://app.example.com/callback']],
+      ['non_interactive', 'm2m', []],
+      ['machine_to_machine', 'm2m', []],
+      ['MachineToMachine', 'm2m', []],
+      ['SPA', 'spa', ['http://localhost:5173/callback']],
+      ['Native', 'native', ['com.example.app:/callback']],
+    ] as const;
+    for (const [alias, type, redirect_uris] of cases) {
+      const res = await create({ name: `A ${alias} app`, type: alias, redirect_uris });
+      expect(res.status, alias).toBe(201);
+      const confidential = type === 'web' || type === 'm2m';
+      expect(res.body.data, alias).toMatchObject({ type, token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none' });
+      if (confidential) expect(res.body.data.client_secret, alias).toMatch(/^cs_/);
+      else expect(res.body.data, alias).not.toHaveProperty('client_secret');
+      const got = await call(app, 'GET', `/api/v1/applications/${res.body.data.id}`, { token: ws.apiKey });
+      expect(got.body.data.type, alias).toBe(type);
+      const listed = await call(app, 'GET', `/api/v1/applications?type=${type}&per_page=100`, { token: ws.apiKey });
+      expect(
+        listed.body.data.map((a: { id: string }) => a.id),
+        alias,
+      ).toContain(res.body.data.id);
+    }
+    // The type's rules apply to an alias as to its canonical name: an m2m app has no redirect URI.
+    expect((await create({ name: 'x', type: 'non_interactive', redirect_uris: ['https://app.example.com/cb'] })).status).toBe(400);
+    expect((await create({ name: 'x', type: 'spa_app' })).status).toBe(400);
   });
 
   it('lists with pagination and a type filter, never showing a secret', async () => {

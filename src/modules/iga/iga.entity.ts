@@ -21,7 +21,8 @@ export class AccessRequest {
   entitlementType!: EntitlementType;
   entitlementId!: string;
   entitlementName!: string;
-  justification!: string;
+  /** Why the requester asks; null when they gave no reason. */
+  justification!: string | null;
   status!: RequestStatus;
   decidedByType!: ActorType | null;
   decidedById!: string | null;
@@ -43,7 +44,7 @@ export const AccessRequestSchema = new EntitySchema<AccessRequest>({
     entitlementType: { type: 'string' },
     entitlementId: { type: 'string' },
     entitlementName: { type: 'string' },
-    justification: { type: 'text' },
+    justification: { type: 'text', nullable: true },
     status: { type: 'string' },
     decidedByType: { type: 'string', nullable: true },
     decidedById: { type: 'string', nullable: true },

@@ -32,7 +32,7 @@ const AccessRequestRef = builder.objectRef<AccessRequestView>('AccessRequest').i
     id: t.exposeID('id'),
     requester: t.field({ type: PersonRef, resolve: (r) => r.requester }),
     entitlement: t.field({ type: EntitlementRefRef, resolve: (r) => r.entitlement }),
-    justification: t.exposeString('justification'),
+    justification: t.exposeString('justification', { nullable: true }),
     status: t.field({ type: RequestStatusRef, resolve: (r) => r.status }),
     createdAt: t.exposeString('created_at'),
     decidedAt: t.exposeString('decided_at', { nullable: true }),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
-import { call } from '../../../test/helpers/http.ts';
+import { call, graphql } from '../../../test/helpers/http.ts';
 import { MailSink } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -161,6 +161,46 @@ describe('entitlements and access requests', () => {
     expect(assigned.body.data[0].actor).toEqual({ type: 'user', id: admin.id });
   });
 
+  it('takes a request without a justification (null everywhere it shows), or with `reason` for it; both at once is 400', async () => {
+    const terse = await person('terse');
+    const adminMails = mail.to(admin.email).length;
+    const bare = await ask(terse, { entitlement_id: roleIds.billing });
+    expect(bare.status).toBe(201);
+    expect(bare.body.data).toMatchObject({ status: 'pending', justification: null });
+    const { id } = bare.body.data;
+    expect((await mail.waitFor(admin.email, adminMails)).raw).toMatch(new RegExp(`Their reason: none given[\\s\\S]*${id}`));
+    // What a reviewer reads: by id, in the list, over GraphQL; the audit row of the creation.
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: viewer.token })).body.data.justification).toBeNull();
+    const listed = await call(app, 'GET', `/api/v1/iga/requests?requester_id=${terse.id}`, { token: viewer.token });
+    expect(listed.body.data).toEqual([expect.objectContaining({ id, justification: null })]);
+    const overGraphql = await graphql(
+      app,
+      '{ accessRequests(status: pending, perPage: 100) { data { id justification } } }',
+      {},
+      viewer.token,
+    );
+    expect(overGraphql.body.errors).toBeUndefined();
+    expect(overGraphql.body.data.accessRequests.data).toContainEqual({ id, justification: null });
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${id}`, { token: ws.apiKey });
+    expect(audit.body.data.map((e: { event_type: string; outcome: string }) => [e.event_type, e.outcome])).toEqual([
+      ['access_request.create', 'success'],
+    ]);
+    const approved = await decide(id, 'approve', {});
+    expect(approved.body.data).toMatchObject({ status: 'approved', justification: null });
+
+    const reasoned = await ask(terse, { entitlement_id: groupId, reason: 'Month-end reports' });
+    expect(reasoned.status).toBe(201);
+    expect(reasoned.body.data).toMatchObject({ justification: 'Month-end reports' });
+    expect(reasoned.body.data).not.toHaveProperty('reason');
+    await decide(reasoned.body.data.id, 'deny', {});
+    for (const body of [{ reason: '  ' }, { justification: '' }]) {
+      expect((await ask(terse, { entitlement_id: groupId, ...body })).status, JSON.stringify(body)).toBe(400);
+    }
+    const both = await ask(terse, { entitlement_id: groupId, justification: 'One', reason: 'Two' });
+    expect([both.status, both.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(both.body.error.details).toEqual([{ path: 'reason', message: 'send justification or reason, not both' }]);
+  });
+
   it('decides with no body, or with reason or comment on either decision', async () => {
     const quiet = await person('quiet');
     const first = (await ask(quiet, { entitlement_id: groupId, justification: 'First' })).body.data.id;
@@ -247,7 +287,7 @@ describe('entitlements and access requests', () => {
     expect((await ask(climber, { entitlement_id: 'rol_00000000000000000000000000', justification: 'x' })).status).toBe(404);
     expect((await ask(climber, { entitlement_id: 'usr_00000000000000000000000000', justification: 'x' })).status).toBe(404);
     expect((await ask(climber, { entitlement_id: roleIds.member, justification: 'held already' })).status).toBe(409);
-    expect((await ask(climber, { entitlement_id: roleIds.billing })).status).toBe(400);
+    expect((await ask(climber, { justification: 'for what?' })).status).toBe(400);
     expect((await ask(climber, { entitlement_id: roleIds.billing, justification: '  ' })).status).toBe(400);
     const byKey = await ask(ws.apiKey, { entitlement_id: roleIds.billing, justification: 'x' });
     expect([byKey.status, byKey.body.error.code]).toEqual([403, 'FORBIDDEN']);
@@ -266,7 +306,7 @@ describe('entitlements and access requests', () => {
       [await ask(asker, { entitlement_id: roleIds.billing, justification: 'again' }), 409, 'user'],
       [await ask(asker, { entitlement_id: roleIds.member, justification: 'held already' }), 409, 'user'],
       [await ask(asker, { entitlement_id: 'rol_00000000000000000000000000', justification: 'x' }), 404, 'user'],
-      [await ask(asker, { entitlement_id: roleIds.billing }), 400, 'user'],
+      [await ask(asker, { justification: 'for what?' }), 400, 'user'],
       [await ask(ws.apiKey, { entitlement_id: roleIds.billing, justification: 'x' }), 403, 'api_key'],
     ] as const;
     const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=access_request.create&outcome=failure&per_page=100', {

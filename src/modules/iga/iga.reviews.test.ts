@@ -147,6 +147,38 @@ describe('access reviews', () => {
     expect(review.created_by.type).toBe('api_key');
   });
 
+  it('scopes a review to everyone when no scope is sent, or by role_id, group_id or entitlement_id; two of them is 400', async () => {
+    const everyone = await start({ name: 'Everyone, by default' });
+    expect(everyone.status).toBe(201);
+    expect(everyone.body.data.scope).toEqual({ type: 'everyone', id: null, name: null });
+    const groupId = (await call(app, 'GET', '/api/v1/iga/entitlements?type=group', { token: ws.apiKey })).body.data[0].id;
+    const cases = [
+      [{ role_id: roleIds.support }, { type: 'role', id: roleIds.support, name: 'Support' }],
+      [{ group_id: groupId }, { type: 'group', id: groupId }],
+      [{ entitlement_id: roleIds.support }, { type: 'role', id: roleIds.support }],
+      [{ entitlement_id: groupId }, { type: 'group', id: groupId }],
+    ] as const;
+    for (const [shorthand, scope] of cases) {
+      const res = await start({ name: 'Shorthand', ...shorthand });
+      expect(res.status, JSON.stringify(shorthand)).toBe(201);
+      expect(res.body.data.scope).toMatchObject(scope);
+      const same = await start({ name: 'Spelled out', scope: { type: scope.type, id: scope.id } });
+      expect(res.body.data.progress.total, JSON.stringify(shorthand)).toBe(same.body.data.progress.total);
+    }
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${everyone.body.data.id}`, { token: ws.apiKey });
+    expect(audit.body.data[0]).toMatchObject({ event_type: 'access_review.start', details: { scope: { type: 'everyone', id: null } } });
+    // The shorthand names what it says: a group id is no role, an unknown id no entitlement.
+    expect((await start({ name: 'x', role_id: groupId })).status).toBe(404);
+    expect((await start({ name: 'x', group_id: roleIds.support })).status).toBe(404);
+    expect((await start({ name: 'x', entitlement_id: 'usr_00000000000000000000000000' })).status).toBe(404);
+    const two = await start({ name: 'x', scope: { type: 'everyone' }, role_id: roleIds.support });
+    expect([two.status, two.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(two.body.error.details).toEqual([
+      { path: 'role_id', message: 'send one of scope, role_id, group_id, entitlement_id, not scope and role_id' },
+    ]);
+    expect((await start({ name: 'x', group_id: groupId, entitlement_id: groupId })).status).toBe(400);
+  });
+
   it('completes a review of nothing at once', async () => {
     const empty = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Unused', permissions: [] } });
     const review = await start({ name: 'Nobody', scope: { type: 'role', id: empty.body.data.id } });

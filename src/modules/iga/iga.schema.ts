@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { aliasOf, withAliases } from '../../core/aliases.ts';
+import { isId } from '../../core/ids.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DECISIONS, ENTITLEMENT_TYPES, REQUEST_STATUSES, REVIEW_SCOPES, REVIEW_STATUSES } from './iga.entity.ts';
 
@@ -33,7 +35,7 @@ export const accessRequestOutput = z
     id: z.string(),
     requester: z.object({ id: z.string(), email: z.string() }),
     entitlement: entitlementRef,
-    justification: z.string(),
+    justification: z.string().nullable().describe('null when the requester gave none'),
     status: z.enum(REQUEST_STATUSES),
     created_at: z.string(),
     decided_at: z.string().nullable(),
@@ -45,10 +47,15 @@ export const accessRequestOutput = z
 export type AccessRequestView = z.infer<typeof accessRequestOutput>;
 export const accessRequestPage = pageOf(accessRequestOutput);
 
-export const createRequestInput = z.strictObject({
-  entitlement_id: id,
-  justification: z.string().trim().min(1).max(1000),
-});
+const justification = z.string().trim().min(1).max(1000).optional();
+export const createRequestInput = withAliases(
+  z.strictObject({
+    entitlement_id: id,
+    justification: justification.describe('Why the requester needs it (optional)'),
+    reason: justification.describe(aliasOf('justification', 'the name decisions use for their note')),
+  }),
+  { reason: 'justification' },
+);
 export const listRequestsInput = z
   .object({ status: z.enum(REQUEST_STATUSES).optional(), requester_id: id.optional(), entitlement_id: id.optional(), ...pageParams })
   .prefault({});
@@ -90,15 +97,46 @@ export const accessReviewOutput = z
 export type AccessReviewView = z.infer<typeof accessReviewOutput>;
 export const accessReviewPage = pageOf(accessReviewOutput);
 
-export const startReviewInput = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  scope: z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('role'), id }),
-    z.strictObject({ type: z.literal('group'), id }),
-    z.strictObject({ type: z.literal('everyone') }),
-  ]),
-  due_at: futureTimestamp.optional(),
-});
+const reviewScope = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('role'), id }),
+  z.strictObject({ type: z.literal('group'), id }),
+  z.strictObject({ type: z.literal('everyone') }),
+]);
+/** What a review may be scoped by: `scope`, or one of its shorthands. */
+const SCOPE_FIELDS = ['scope', 'role_id', 'group_id', 'entitlement_id'] as const;
+
+function shorthandScope(roleId?: string, groupId?: string, entitlementId?: string): z.infer<typeof reviewScope> {
+  if (roleId !== undefined) return { type: 'role', id: roleId };
+  if (groupId !== undefined) return { type: 'group', id: groupId };
+  if (entitlementId !== undefined) return { type: isId('grp', entitlementId) ? 'group' : 'role', id: entitlementId };
+  return { type: 'everyone' };
+}
+
+/**
+ * `scope`, or instead one shorthand: `role_id` (`{type: role}`), `group_id` (`{type: group}`) or
+ * `entitlement_id` (a role or group id: entitlements are roles and groups). None: everyone.
+ */
+export const startReviewInput = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    scope: reviewScope.optional().describe('Whose access is reviewed; default `{"type": "everyone"}`'),
+    role_id: id.optional().describe('Shorthand for `scope: {"type": "role", "id": role_id}`; send scope or one shorthand'),
+    group_id: id.optional().describe('Shorthand for `scope: {"type": "group", "id": group_id}`; send scope or one shorthand'),
+    entitlement_id: id
+      .optional()
+      .describe('Shorthand for the scope of that role or group (an entitlement id); send scope or one shorthand'),
+    due_at: futureTimestamp.optional(),
+  })
+  .superRefine((value, ctx) => {
+    const sent = SCOPE_FIELDS.filter((field) => value[field] !== undefined);
+    for (const field of sent.slice(1)) {
+      ctx.addIssue({ code: 'custom', path: [field], message: `send one of ${SCOPE_FIELDS.join(', ')}, not ${sent[0]} and ${field}` });
+    }
+  })
+  .transform(({ role_id, group_id, entitlement_id, scope, ...rest }) => ({
+    ...rest,
+    scope: scope ?? shorthandScope(role_id, group_id, entitlement_id),
+  }));
 export type StartReviewInput = z.infer<typeof startReviewInput>;
 export const listReviewsInput = z.object({ status: z.enum(REVIEW_STATUSES).optional(), ...pageParams }).prefault({});
 export const reviewIdInput = z.object({ id });

@@ -83,7 +83,7 @@ async function workspaceName(em: EntityManager, workspaceId: string): Promise<st
 export async function createRequest(
   scope: AuditScope,
   requesterId: string,
-  input: { entitlement_id: string; justification: string },
+  input: { entitlement_id: string; justification?: string },
   now: Date,
 ): Promise<AccessRequestView> {
   const { em } = scope;
@@ -101,7 +101,7 @@ export async function createRequest(
     entitlementType: entitlement.type,
     entitlementId: entitlement.id,
     entitlementName: entitlement.name,
-    justification: input.justification,
+    justification: input.justification ?? null,
     status: 'pending' as const,
     decidedByType: null,
     decidedById: null,
@@ -130,7 +130,7 @@ export async function createRequest(
           workspace_name: name,
           requester_email: requester.email,
           entitlement: `${entitlement.type} ${entitlement.name}`,
-          justification: input.justification,
+          justification: input.justification ?? 'none given',
           request_id: request.id,
         },
       },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { newPasswordInput } from '../auth/password-policy.ts';
 import { emailInput } from '../users/users.schema.ts';
@@ -21,7 +22,15 @@ export type InvitationView = z.infer<typeof invitationOutput>;
 
 export const invitationPage = pageOf(invitationOutput);
 export const listInvitationsInput = z.object({ status: z.enum(INVITATION_STATUSES).optional(), ...pageParams }).prefault({});
-export const createInvitationInput = z.strictObject({ email: emailInput, role_id: z.string().max(100).optional() });
+const roleIdOrKey = z.string().max(100).optional();
+export const createInvitationInput = withAliases(
+  z.strictObject({
+    email: emailInput,
+    role_id: roleIdOrKey.describe("The role's id or its key (such as `viewer`); default: `member`"),
+    role: roleIdOrKey.describe(aliasOf('role_id', "the short name; a role's key or id")),
+  }),
+  { role: 'role_id' },
+);
 export const invitationIdInput = z.object({ id: z.string().max(100) });
 export const acceptInvitationInput = z.strictObject({
   token: z.string().min(1).max(512),

@@ -10,8 +10,8 @@ import { startSession, type Origin } from '../auth/sessions.service.ts';
 import { queueEmail } from '../email/outbox.ts';
 import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
-import { Role } from '../roles/role.entity.ts';
 import { assertMayGrant } from '../roles/owners.ts';
+import { findRole } from '../roles/roles.service.ts';
 import { User } from '../users/user.entity.ts';
 import { newUser } from '../users/users.service.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
@@ -84,12 +84,7 @@ export async function createInvitation(
   now: Date,
 ) {
   const { em } = scope;
-  const role = input.role_id
-    ? isId('rol', input.role_id)
-      ? await em.findOne(Role, { id: input.role_id })
-      : null
-    : await em.findOne(Role, { key: 'member', builtin: true });
-  if (!role) throw new AppError('NOT_FOUND', 'No such role');
+  const role = await findRole(em, input.role_id || 'member');
   assertMayGrant(principal, role);
   if ((await em.count(User, { email: input.email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
   // A pending invitation past its date no longer blocks a new one.

@@ -130,6 +130,57 @@ describe('invitations', () => {
     expect((await accept({ token, password: 'a decent passphrase' })).status).toBe(200);
   });
 
+  it('takes the role by key as assignments do, and `role` for role_id; the grant rules hold; both at once is 400', async () => {
+    const roles = (await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey })).body.data as { id: string; key: string }[];
+    const id = (key: string) => roles.find((r) => r.key === key)?.id;
+    for (const body of [{ role_id: 'viewer' }, { role: 'viewer' }, { role: id('viewer') }]) {
+      const created = await invite({ email: uniqueEmail('by-key'), ...body });
+      expect(created.status, JSON.stringify(body)).toBe(201);
+      expect(created.body.data).toMatchObject({ role_id: id('viewer') });
+      expect(created.body.data).not.toHaveProperty('role');
+    }
+    const email = uniqueEmail('as-viewer');
+    await invite({ email, role: 'viewer' });
+    const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+    const accepted = await accept({ token, password: 'invited passphrase' });
+    const held = await call(app, 'GET', `/api/v1/users/${accepted.body.data.user.id}/roles`, { token: ws.apiKey });
+    expect(held.body.data.map((r: { key: string }) => r.key)).toEqual(['viewer']);
+
+    // Only owners invite owners, whichever name and form the role comes in.
+    for (const body of [{ role_id: 'owner' }, { role: 'owner' }]) {
+      const refused = await invite({ email: uniqueEmail('climber'), ...body });
+      expect([refused.status, refused.body.error.code], JSON.stringify(body)).toEqual([403, 'FORBIDDEN']);
+    }
+    const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+    expect((await invite({ email: uniqueEmail('co-owner'), role: 'owner' }, ownerToken)).status).toBe(201);
+    // Nobody hands out more than they hold: a role manager without every permission cannot invite an admin.
+    const manager = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { name: 'Inviter', permissions: ['users:read', 'users:write'] },
+    });
+    const inviter = { email: uniqueEmail('inviter'), password: 'inviter passphrase' };
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: inviter });
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: user.body.data.id, role_id: manager.body.data.id },
+    });
+    const inviterToken = (await signIn(app, ws.id, inviter.email, inviter.password)).accessToken;
+    expect((await invite({ email: uniqueEmail('admin'), role: 'admin' }, inviterToken)).status).toBe(403);
+    expect((await invite({ email: uniqueEmail('member'), role: 'member' }, inviterToken)).status).toBe(201);
+
+    const other = await createWorkspace(app);
+    const theirs = (await call(app, 'GET', '/api/v1/roles', { token: other.apiKey })).body.data.find(
+      (r: { key: string }) => r.key === 'viewer',
+    ).id;
+    for (const role of ['nope', theirs]) {
+      const missing = await invite({ email: uniqueEmail('missing'), role });
+      expect([missing.status, missing.body.error.code], role).toEqual([404, 'NOT_FOUND']);
+    }
+    const both = await invite({ email: uniqueEmail('both'), role: 'viewer', role_id: 'viewer' });
+    expect([both.status, both.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(both.body.error.details).toEqual([{ path: 'role', message: 'send role_id or role, not both' }]);
+  });
+
   it('audits refused acceptances of a known invitation in its workspace (used, revoked, expired, address taken); an unknown token names none', async () => {
     const failures = async () =>
       (await call(app, 'GET', '/api/v1/audit/events/?event_type=invitation.accept&outcome=failure&per_page=100', { token: ws.apiKey })).body

@@ -1,25 +1,37 @@
 import { z } from 'zod';
+import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DELIVERY_STATUSES } from './webhook.entity.ts';
 
 const eventTypes = z.array(z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'must be an event type such as user.created')).max(100);
 
-export const createEndpointInput = z.strictObject({
-  url: z.string().trim().max(2000),
-  description: z.string().trim().max(500).optional(),
-  /** Empty or absent: every event type. */
-  event_types: eventTypes.default([]),
-  enabled: z.boolean().default(true),
-});
+/** Logto and WorkOS call the subscribed event types `events`. */
+const events = eventTypes.optional().describe(aliasOf('event_types', "Logto's and WorkOS's name"));
+
+export const createEndpointInput = withAliases(
+  z.strictObject({
+    url: z.string().trim().max(2000),
+    description: z.string().trim().max(500).optional(),
+    /** Empty or absent: every event type. */
+    event_types: eventTypes.default([]),
+    events,
+    enabled: z.boolean().default(true),
+  }),
+  { events: 'event_types' },
+);
 export type CreateEndpointInput = z.infer<typeof createEndpointInput>;
 
-export const updateEndpointInput = z.strictObject({
-  id: z.string().max(100),
-  url: z.string().trim().max(2000).optional(),
-  description: z.string().trim().max(500).nullable().optional(),
-  event_types: eventTypes.optional(),
-  enabled: z.boolean().optional(),
-});
+export const updateEndpointInput = withAliases(
+  z.strictObject({
+    id: z.string().max(100),
+    url: z.string().trim().max(2000).optional(),
+    description: z.string().trim().max(500).nullable().optional(),
+    event_types: eventTypes.optional(),
+    events,
+    enabled: z.boolean().optional(),
+  }),
+  { events: 'event_types' },
+);
 export type UpdateEndpointInput = z.infer<typeof updateEndpointInput>;
 
 export const endpointIdInput = z.object({ id: z.string().max(100) });

@@ -325,6 +325,42 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     expect((await call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: other.apiKey })).status).toBe(404);
   });
 
+  it('takes `events` for event_types (Logto’s and WorkOS’s name), on create and update; both at once is 400', async () => {
+    const created = await call(app, 'POST', '/api/v1/webhooks/', {
+      token: ws.apiKey,
+      body: { url: receiver.url, events: ['user.created'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ event_types: ['user.created'] });
+    expect(created.body.data).not.toHaveProperty('events');
+    const patched = await call(app, 'PATCH', `/api/v1/webhooks/${created.body.data.id}`, {
+      token: ws.apiKey,
+      body: { events: ['user.deleted', 'user.updated'] },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data).toMatchObject({ event_types: ['user.deleted', 'user.updated'] });
+    // The alias is held to the canonical field's rules.
+    const unknown = await call(app, 'POST', '/api/v1/webhooks/', {
+      token: ws.apiKey,
+      body: { url: receiver.url, events: ['nope.nothing'] },
+    });
+    expect(unknown.status).toBe(400);
+    for (const [method, path] of [
+      ['POST', '/api/v1/webhooks/'],
+      ['PATCH', `/api/v1/webhooks/${created.body.data.id}`],
+    ] as const) {
+      const both = await call(app, method, path, {
+        token: ws.apiKey,
+        body: { url: receiver.url, events: ['user.created'], event_types: ['user.created'] },
+      });
+      expect([both.status, both.body.error?.code], method).toEqual([400, 'BAD_REQUEST']);
+      expect(both.body.error.details).toEqual([{ path: 'events', message: 'send event_types or events, not both' }]);
+    }
+    const kept = await call(app, 'GET', `/api/v1/webhooks/${created.body.data.id}`, { token: ws.apiKey });
+    expect(kept.body.data.event_types).toEqual(['user.deleted', 'user.updated']);
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.body.data.id}`, { token: ws.apiKey });
+  });
+
   it('reads one endpoint by id as it is listed, never its secret; unknown, malformed and other workspaces’ ids are 404', async () => {
     const created = await endpoint({ event_types: ['user.deleted'], description: 'Audit mirror' });
     const res = await call(app, 'GET', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
