@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 
 export const templateKeyInput = z.object({ key: z.string().max(100) });
@@ -11,22 +12,21 @@ const templateBody = z.string().min(1).max(100_000);
  * Any of `subject`, `html` (or its alias `body`, Auth0's name) and `text`; what is left out stays as
  * the template has it now.
  */
-export const updateEmailTemplateInput = z
-  .strictObject({
-    key: z.string().max(100),
-    subject: z.string().trim().min(1).max(500).optional(),
-    html: templateBody.optional(),
-    body: templateBody.optional().describe("Alias of `html` (Auth0's name); send one of them"),
-    text: templateBody.optional(),
-  })
-  .refine((v) => v.html === undefined || v.body === undefined, {
-    message: 'body is an alias of html: send one of them, not both',
-    path: ['body'],
-  })
-  .refine((v) => v.subject !== undefined || v.html !== undefined || v.body !== undefined || v.text !== undefined, {
-    message: 'send subject, html or text',
-    path: ['subject'],
-  });
+export const updateEmailTemplateInput = withAliases(
+  z
+    .strictObject({
+      key: z.string().max(100),
+      subject: z.string().trim().min(1).max(500).optional(),
+      html: templateBody.optional(),
+      body: templateBody.optional().describe(aliasOf('html', "Auth0's name")),
+      text: templateBody.optional(),
+    })
+    .refine((v) => v.subject !== undefined || v.html !== undefined || v.text !== undefined, {
+      message: 'send subject, html or text',
+      path: ['subject'],
+    }),
+  { body: 'html' },
+);
 export type UpdateEmailTemplateInput = z.infer<typeof updateEmailTemplateInput>;
 
 export const emailTemplateOutput = z

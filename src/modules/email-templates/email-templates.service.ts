@@ -60,7 +60,7 @@ export async function updateEmailTemplate(scope: AuditScope, input: UpdateEmailT
   const current = toView(key, await scope.em.findOne(CustomEmailTemplate, { key }));
   const template: EmailTemplate = {
     subject: input.subject ?? current.subject,
-    html: input.html ?? input.body ?? current.html,
+    html: input.html ?? current.html,
     text: input.text ?? current.text,
   };
   const problems = checkTemplate(key, template);
