@@ -33,10 +33,15 @@ export function sendData(res: Response, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** Status and headers of a tRPC-door answer: errors by their AppError. */
-export function trpcResponseMeta(opts: { errors: readonly unknown[] }) {
+/**
+ * Status and headers of a tRPC-door answer: errors by their AppError. A request tRPC refuses before
+ * any call runs (a batch over the cap, an `input` that is not JSON) gets a JSON body but no
+ * Content-Type from tRPC (text/plain); it is set here. A streamed answer (`eagerGeneration`) keeps its own.
+ */
+export function trpcResponseMeta(opts: { errors: readonly unknown[]; eagerGeneration?: boolean }) {
   const [first] = opts.errors;
   if (first === undefined) return {};
   const { appError } = toAppError(first);
-  return { status: appError.status, headers: appError.headers };
+  const contentType = opts.eagerGeneration ? {} : { 'content-type': 'application/json' };
+  return { status: appError.status, headers: { ...contentType, ...appError.headers } };
 }

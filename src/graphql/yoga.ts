@@ -8,6 +8,7 @@ import { toAppError } from '../core/error-normalize.ts';
 import { BODY_TOO_LARGE } from '../core/http.ts';
 import { createCaller } from '../router.ts';
 import type { GraphQLContext } from './builder.ts';
+import { ProcedureCallLimitRule } from './procedure-calls.ts';
 import { graphqlSchema } from './schema.ts';
 
 interface ServerContext {
@@ -47,7 +48,10 @@ function boundedParse(source: Parameters<typeof parse>[0], options?: Parameters<
   return document;
 }
 
-const boundedDocuments: Plugin = { onParse: ({ setParseFn }) => setParseFn(boundedParse) };
+const boundedDocuments: Plugin = {
+  onParse: ({ setParseFn }) => setParseFn(boundedParse),
+  onValidate: ({ addValidationRule }) => addValidationRule(ProcedureCallLimitRule),
+};
 
 /**
  * The GraphQL door. Errors carry the same code as REST and tRPC in `extensions.code`; anything
