@@ -97,3 +97,59 @@ describe('each door answers its errors in its own shape, with the REST codes', (
     expect(rest.body.error.code).toBe('RATE_LIMITED');
   });
 });
+
+describe('introspection and field suggestions in production', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp({ NODE_ENV: 'production' });
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  const SCHEMA = '{ __schema { queryType { name } } }';
+  const HIDDEN = 'query { ...F } fragment F on Query { described: __type(name: "User") { fields { name } } }';
+
+  it('refuses __schema and __type without a valid credential, also through a fragment and an alias', async () => {
+    for (const token of [undefined, 'sk_not_a_real_key_000000000']) {
+      for (const query of [SCHEMA, HIDDEN]) {
+        const res = await graphql(app, query, {}, token);
+        expect(res.body.data ?? null).toBeNull();
+        expect(res.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+        expect(res.body.errors?.[0]?.message).toMatch(/introspection/i);
+      }
+    }
+    expect((await graphql(app, '{ __typename }')).body.data).toEqual({ __typename: 'Query' });
+  });
+
+  it('describes the schema to a caller with a valid credential', async () => {
+    const schema = await graphql(app, SCHEMA, {}, ws.apiKey);
+    expect(schema.body.errors).toBeUndefined();
+    expect(schema.body.data.__schema.queryType.name).toBe('Query');
+    const hidden = await graphql(app, HIDDEN, {}, ws.apiKey);
+    expect(hidden.body.data.described.fields.map((f: { name: string }) => f.name)).toContain('email');
+  });
+
+  it('drops "Did you mean" hints for callers without a valid credential only', async () => {
+    const anonymous = await graphql(app, '{ userz { id } }');
+    expect(anonymous.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+    expect(anonymous.body.errors?.[0]?.message).toBe('Cannot query field "userz" on type "Query".');
+    const signedIn = await graphql(app, '{ userz { id } }', {}, ws.apiKey);
+    expect(signedIn.body.errors?.[0]?.message).toContain('Did you mean "user" or "users"?');
+    const again = await graphql(app, '{ userz { id } }');
+    expect(again.body.errors?.[0]?.message).not.toContain('Did you mean');
+  });
+});
+
+describe('introspection outside production', () => {
+  it('describes the schema to anyone, with hints', async () => {
+    const app = await startTestApp();
+    try {
+      const schema = await graphql(app, '{ __schema { queryType { name } } }');
+      expect(schema.body.data.__schema.queryType.name).toBe('Query');
+      expect((await graphql(app, '{ userz { id } }')).body.errors?.[0]?.message).toContain('Did you mean');
+    } finally {
+      await app.close();
+    }
+  });
+});

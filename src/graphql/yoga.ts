@@ -10,6 +10,7 @@ import { AppError } from '../core/errors.ts';
 import { BODY_TOO_LARGE } from '../core/http.ts';
 import { createCaller } from '../router.ts';
 import type { GraphQLContext } from './builder.ts';
+import { introspectionForCallers } from './introspection.ts';
 import { ProcedureCallLimitRule } from './procedure-calls.ts';
 import { graphqlSchema } from './schema.ts';
 
@@ -110,7 +111,7 @@ export function createGraphQLServer(deps: AppDeps) {
     landingPage: false,
     logging: false,
     context: ({ req }) => ({ caller: createCaller(createContext(deps, req)) }),
-    plugins: [boundedDocuments],
+    plugins: [boundedDocuments, introspectionForCallers(deps)],
     maskedErrors: {
       maskError(error) {
         // Duck-typed: graphql may be loaded twice (ESM and CJS), so instanceof is not reliable here.
