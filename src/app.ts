@@ -4,6 +4,7 @@ import type { AppDeps } from './core/context.ts';
 import { createContext } from './core/context.ts';
 import { trpcResponseMeta } from './core/envelope.ts';
 import { restDoor } from './core/rest-door.ts';
+import { TRPC_MAX_BATCH_SIZE } from './core/trpc-batch.ts';
 import { healthRoutes } from './core/health.ts';
 import {
   MAX_BODY_BYTES,
@@ -59,6 +60,7 @@ export function buildApp(deps: AppDeps): Express {
       router: appRouter,
       createContext: ({ req }) => createContext(deps, req),
       responseMeta: trpcResponseMeta,
+      maxBatchSize: TRPC_MAX_BATCH_SIZE,
     }),
   );
 

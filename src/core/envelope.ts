@@ -1,7 +1,9 @@
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { Response } from 'express';
 import type { AppError, FieldProblem } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
 import { getRequestInfo } from './request-info.ts';
+import type { ErrorData } from './trpc.ts';
 
 /** The spec's error envelope. */
 export interface ErrorEnvelope {
@@ -22,6 +24,38 @@ export function sendError(res: Response, error: AppError): void {
   res.status(error.status).set(error.headers).json(errorEnvelope(requestId, error));
 }
 
+/** An error on /graphql answered before Yoga runs, in GraphQL's shape with the code every door uses. */
+export function sendGraphQLError(res: Response, error: AppError): void {
+  res
+    .status(error.status)
+    .set(error.headers)
+    .json({ errors: [{ message: error.message, extensions: { code: error.appCode } }] });
+}
+
+/** An error on /trpc answered before tRPC runs, in the shape tRPC's error formatter gives (core/trpc.ts). */
+export function sendTRPCError(res: Response, error: AppError): void {
+  const data: ErrorData = { appCode: error.appCode, httpStatus: error.status };
+  res
+    .status(error.status)
+    .set(error.headers)
+    .json({ error: { message: error.message, code: TRPC_ERROR_CODES_BY_KEY[error.code], data } });
+}
+
+const GRAPHQL_PATH = /^\/graphql(\/|$)/i;
+const TRPC_PATH = /^\/trpc(\/|$)/i;
+
+/**
+ * An error answered before a door's own handler runs (the per-IP limit, a body too large or not JSON),
+ * in that door's shape: GraphQL's `errors[].extensions.code`, tRPC's `error.data.appCode`, else the
+ * envelope. Express routes paths without regard to case, so neither does this.
+ */
+export function sendDoorError(res: Response, error: AppError): void {
+  const path = res.req.originalUrl.split('?', 1)[0] ?? '';
+  if (GRAPHQL_PATH.test(path)) return sendGraphQLError(res, error);
+  if (TRPC_PATH.test(path)) return sendTRPCError(res, error);
+  sendError(res, error);
+}
+
 /**
  * A success, in the envelope. A list answer (`{data: [...], meta}`) already is one; anything else
  * goes under `data`.
@@ -33,10 +67,15 @@ export function sendData(res: Response, status: number, body: unknown): void {
   res.end(text);
 }
 
-/** Status and headers of a tRPC-door answer: errors by their AppError. */
-export function trpcResponseMeta(opts: { errors: readonly unknown[] }) {
+/**
+ * Status and headers of a tRPC-door answer: errors by their AppError. A request tRPC refuses before
+ * any call runs (a batch over the cap, an `input` that is not JSON) gets a JSON body but no
+ * Content-Type from tRPC (text/plain); it is set here. A streamed answer (`eagerGeneration`) keeps its own.
+ */
+export function trpcResponseMeta(opts: { errors: readonly unknown[]; eagerGeneration?: boolean }) {
   const [first] = opts.errors;
   if (first === undefined) return {};
   const { appError } = toAppError(first);
-  return { status: appError.status, headers: appError.headers };
+  const contentType = opts.eagerGeneration ? {} : { 'content-type': 'application/json' };
+  return { status: appError.status, headers: { ...contentType, ...appError.headers } };
 }

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import type { AppDeps } from './context.ts';
-import { sendError } from './envelope.ts';
+import { sendDoorError, sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
 import { rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
@@ -48,7 +48,7 @@ export function globalRateLimit(deps: AppDeps): RequestHandler {
         res.status(429).set({ ...rateLimitHeaders(decision), 'Cache-Control': 'no-store' });
         return res.json({ error: 'rate_limited', error_description: 'Too many requests; try again later' });
       }
-      if (!decision.allowed) return sendError(res, rateLimitedError(decision));
+      if (!decision.allowed) return sendDoorError(res, rateLimitedError(decision));
       next();
     } catch (error) {
       next(error);
@@ -120,24 +120,27 @@ function isUnreadableBody({ status, expose }: BodyParserError): boolean {
   return expose === true && typeof status === 'number' && status >= 400 && status < 500;
 }
 
-/** Last stop for errors outside tRPC: body parsing, and anything a plain route threw. */
+/**
+ * Last stop for errors outside tRPC: body parsing, and anything a plain route threw; on /graphql and
+ * /trpc in that door's error shape.
+ */
 export function errorHandler(deps: AppDeps): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
     const { type } = (error ?? {}) as BodyParserError;
-    if (type === 'entity.too.large') return sendError(res, new AppError('BAD_REQUEST', BODY_TOO_LARGE, { status: 413 }));
-    if (type === 'entity.parse.failed') return sendError(res, new AppError('BAD_REQUEST', 'The request body is not valid JSON'));
+    if (type === 'entity.too.large') return sendDoorError(res, new AppError('BAD_REQUEST', BODY_TOO_LARGE, { status: 413 }));
+    if (type === 'entity.parse.failed') return sendDoorError(res, new AppError('BAD_REQUEST', 'The request body is not valid JSON'));
     // The router could not decode a path parameter (`%`, `%FF`): the path names nothing.
-    if (error instanceof URIError) return sendError(res, new AppError('NOT_FOUND', `No such resource at ${req.method} ${req.path}`));
+    if (error instanceof URIError) return sendDoorError(res, new AppError('NOT_FOUND', `No such resource at ${req.method} ${req.path}`));
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      return sendError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding'));
+      return sendDoorError(res, new AppError('BAD_REQUEST', 'Unsupported body encoding'));
     }
     if (isUnreadableBody((error ?? {}) as BodyParserError)) {
-      return sendError(res, new AppError('BAD_REQUEST', 'The request body could not be read (is its Content-Encoding right?)'));
+      return sendDoorError(res, new AppError('BAD_REQUEST', 'The request body could not be read (is its Content-Encoding right?)'));
     }
     const { appError, internal } = toAppError(error);
     if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, error });
-    sendError(res, appError);
+    sendDoorError(res, appError);
   };
 }
 

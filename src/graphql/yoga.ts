@@ -1,13 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
-import { GraphQLError, parse, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { GraphQLError, parse, type ASTVisitor, type DocumentNode, type SelectionSetNode, type ValidationContext } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppDeps } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
+import { sendGraphQLError } from '../core/envelope.ts';
 import { toAppError } from '../core/error-normalize.ts';
+import { AppError } from '../core/errors.ts';
 import { BODY_TOO_LARGE } from '../core/http.ts';
 import { createCaller } from '../router.ts';
 import type { GraphQLContext } from './builder.ts';
+import { introspectionForCallers } from './introspection.ts';
+import { ProcedureCallLimitRule } from './procedure-calls.ts';
 import { graphqlSchema } from './schema.ts';
 
 interface ServerContext {
@@ -47,7 +51,53 @@ function boundedParse(source: Parameters<typeof parse>[0], options?: Parameters<
   return document;
 }
 
-const boundedDocuments: Plugin = { onParse: ({ setParseFn }) => setParseFn(boundedParse) };
+/**
+ * graphql 16 validates a subscription against a schema without a subscription type and only execution
+ * refuses it, with no code. Refused here instead, as any invalid document is.
+ */
+function KnownOperationTypeRule(context: ValidationContext): ASTVisitor {
+  return {
+    OperationDefinition(operation) {
+      if (context.getSchema().getRootType(operation.operation)) return;
+      context.reportError(
+        new GraphQLError(`This schema has no ${operation.operation} operations`, { nodes: operation, extensions: { code: 'BAD_REQUEST' } }),
+      );
+    },
+  };
+}
+
+/** What Yoga hands its result processors (not exported by name). */
+type ProcessedResult = Parameters<NonNullable<Plugin['onResultProcess']>>[0]['result'];
+
+/** Yoga's own codes for a request it cannot run; every door answers those BAD_REQUEST. */
+const YOGA_REQUEST_CODES = new Set(['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'OPERATION_RESOLUTION_FAILURE']);
+
+/**
+ * Errors Yoga and graphql give for the request itself (a syntax error, an unknown field, an operation
+ * name the document lacks, a malformed parameter) carry Yoga's codes or none; they get BAD_REQUEST,
+ * their message kept. Errors of resolvers already carry their AppError code (maskError).
+ */
+function recodeRequestErrors(result: ProcessedResult): void {
+  if (Symbol.asyncIterator in result) return;
+  for (const one of Array.isArray(result) ? result : [result]) {
+    for (const error of one.errors ?? []) {
+      const extensions = error.extensions as Record<string, unknown>;
+      const code = extensions['code'];
+      const status = (extensions['http'] as { status?: unknown } | undefined)?.status;
+      const refused = typeof status === 'number' && status >= 400 && status < 500;
+      if ((typeof code === 'string' && YOGA_REQUEST_CODES.has(code)) || (code === undefined && refused)) extensions['code'] = 'BAD_REQUEST';
+    }
+  }
+}
+
+const boundedDocuments: Plugin = {
+  onParse: ({ setParseFn }) => setParseFn(boundedParse),
+  onValidate: ({ addValidationRule }) => {
+    addValidationRule(KnownOperationTypeRule);
+    addValidationRule(ProcedureCallLimitRule);
+  },
+  onResultProcess: ({ result }) => recodeRequestErrors(result),
+};
 
 /**
  * The GraphQL door. Errors carry the same code as REST and tRPC in `extensions.code`; anything
@@ -61,7 +111,7 @@ export function createGraphQLServer(deps: AppDeps) {
     landingPage: false,
     logging: false,
     context: ({ req }) => ({ caller: createCaller(createContext(deps, req)) }),
-    plugins: [boundedDocuments],
+    plugins: [boundedDocuments, introspectionForCallers(deps)],
     maskedErrors: {
       maskError(error) {
         // Duck-typed: graphql may be loaded twice (ESM and CJS), so instanceof is not reliable here.
@@ -98,14 +148,9 @@ function isJson(text: string): boolean {
   }
 }
 
-/** A request refused before Yoga reads it, in GraphQL's error shape with the code every door uses. */
-function sendGraphQLError(res: Response, status: number, message: string): void {
-  res.status(status).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
-}
-
 /** CONTRACT: a body over 1 MiB is 413 BAD_REQUEST; on /graphql, in GraphQL's error shape. */
 export function refuseLargeGraphQLBody(res: Response): void {
-  sendGraphQLError(res, 413, BODY_TOO_LARGE);
+  sendGraphQLError(res, new AppError('BAD_REQUEST', BODY_TOO_LARGE, { status: 413 }));
 }
 
 /**
@@ -120,7 +165,7 @@ export const checkGraphQLQueryString: RequestHandler = (req, res, next) => {
     // Yoga's parser joins a repeated parameter with commas before JSON.parse: one value only.
     const problem =
       values.length > 1 ? 'is given more than once' : values.length === 1 && !isJson(values[0] as string) ? 'is not valid JSON' : null;
-    if (problem) return sendGraphQLError(res, 400, `The ${name} parameter ${problem}`);
+    if (problem) return sendGraphQLError(res, new AppError('BAD_REQUEST', `The ${name} parameter ${problem}`));
   }
   next();
 };

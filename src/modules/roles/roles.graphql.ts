@@ -1,5 +1,6 @@
 import { builder, PageMetaRef } from '../../graphql/builder.ts';
 import { defineLoader } from '../../graphql/loaders.ts';
+import { CALLS_PROCEDURE } from '../../graphql/procedure-calls.ts';
 import type { RoleView } from './roles.schema.ts';
 
 const memberCounts = defineLoader(
@@ -18,6 +19,7 @@ export const RoleRef = builder.objectRef<RoleView>('Role').implement({
     permissions: t.exposeStringList('permissions'),
     createdAt: t.exposeString('created_at'),
     memberCount: t.int({
+      extensions: CALLS_PROCEDURE,
       description: 'Users holding the role now (expired assignments are not counted)',
       resolve: async (role, _args, ctx) => (await memberCounts(ctx).load(role.id)).members,
     }),

@@ -1,5 +1,6 @@
 import { builder, PageMetaRef } from '../../graphql/builder.ts';
 import { defineLoader } from '../../graphql/loaders.ts';
+import { CALLS_PROCEDURE } from '../../graphql/procedure-calls.ts';
 import { RoleRef } from '../roles/roles.graphql.ts';
 import type { UserRelationsView } from './user-relations.ts';
 import { USER_STATUSES } from './user.entity.ts';
@@ -39,9 +40,21 @@ const UserGroupRef = builder.objectRef<UserRelationsView['groups'][number]>('Use
 
 export const UserRef = builder.objectRef<UserView>('User').implement({
   fields: (t) => ({
-    mfa: t.field({ type: MfaSummaryRef, resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).mfa }),
-    roles: t.field({ type: [UserRoleRef], resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).roles }),
-    groups: t.field({ type: [UserGroupRef], resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).groups }),
+    mfa: t.field({
+      extensions: CALLS_PROCEDURE,
+      type: MfaSummaryRef,
+      resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).mfa,
+    }),
+    roles: t.field({
+      extensions: CALLS_PROCEDURE,
+      type: [UserRoleRef],
+      resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).roles,
+    }),
+    groups: t.field({
+      extensions: CALLS_PROCEDURE,
+      type: [UserGroupRef],
+      resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).groups,
+    }),
     id: t.exposeID('id'),
     email: t.exposeString('email'),
     name: t.exposeString('name', { nullable: true }),

@@ -1,5 +1,6 @@
 import { createTRPCClient, httpBatchLink, httpLink, TRPCClientError, type TRPCLink } from '@trpc/client';
 import { observable, type Unsubscribable } from '@trpc/server/observable';
+import { TRPC_MAX_BATCH_SIZE } from '../../core/trpc-batch.ts';
 import type { AppRouter } from '../../router.ts';
 import { tokenStore } from '../session/token-store.ts';
 
@@ -93,6 +94,7 @@ export const api = createTRPCClient<AppRouter>({
     authLink,
     httpBatchLink({
       url,
+      maxItems: TRPC_MAX_BATCH_SIZE,
       headers: ({ opList }) => {
         const token = opList[0]?.context.token;
         return typeof token === 'string' ? { authorization: `Bearer ${token}` } : {};

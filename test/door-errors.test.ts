@@ -1,0 +1,155 @@
+import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppRouter } from '../src/router.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { call, graphql } from './helpers/http.ts';
+import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
+
+/** README: GraphQL errors carry the REST codes in errors[].extensions.code, tRPC errors in error.data.appCode. */
+describe('each door answers its errors in its own shape, with the REST codes', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp();
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  it('answers GraphQL documents that cannot run BAD_REQUEST, keeping the message', async () => {
+    const syntax = await graphql(app, '{ users {', {}, ws.apiKey);
+    expect(syntax.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+    expect(syntax.body.errors?.[0]?.message).toContain('Syntax Error');
+
+    const invalid = await graphql(app, '{ userz { id } }', {}, ws.apiKey);
+    expect(invalid.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+    expect(invalid.body.errors?.[0]?.message).toContain('Cannot query field "userz"');
+
+    const unknownOperation = await call(app, 'POST', '/graphql', {
+      token: ws.apiKey,
+      body: { query: 'query A { users { meta { total } } }', operationName: 'B' },
+    });
+    expect(unknownOperation.status).toBe(400);
+    expect(unknownOperation.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+    expect(unknownOperation.body.errors[0].message).toContain('Could not determine what operation to execute');
+
+    const subscription = await graphql(app, 'subscription { users { meta { total } } }', {}, ws.apiKey);
+    expect(subscription.body.data ?? null).toBeNull();
+    expect(subscription.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+
+    const notAString = await call(app, 'POST', '/graphql', { token: ws.apiKey, body: { query: 1 } });
+    expect(notAString.status).toBe(400);
+    expect(notAString.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+  });
+
+  it('answers a tRPC body over 1 MiB 413 and one that is not JSON 400, in tRPC error shape', async () => {
+    const large = await call(app, 'POST', '/trpc/users.create', {
+      token: ws.apiKey,
+      raw: JSON.stringify({ email: 'a'.repeat(1_100_000) }),
+    });
+    expect(large.status).toBe(413);
+    expect(large.body.error.data).toEqual({ appCode: 'BAD_REQUEST', httpStatus: 413 });
+    expect(large.body.error.message).toBe('The request body is larger than 1 MiB');
+    expect(large.body.error.code).toBe(-32600);
+
+    const malformed = await call(app, 'POST', '/trpc/users.create', { token: ws.apiKey, raw: '{' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.data).toEqual({ appCode: 'BAD_REQUEST', httpStatus: 400 });
+  });
+
+  it('answers the per-IP limit 429 RATE_LIMITED in GraphQL and tRPC error shapes, with the same headers', async () => {
+    const ip = { 'x-forwarded-for': '203.0.113.61' };
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(Array.from({ length: 100 }, () => call(app, 'GET', '/api/v1/nope', { headers: ip })));
+    }
+    const expectLimitHeaders = (headers: Headers) => {
+      expect(Number(headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(headers.get('ratelimit-limit')).toBe('1000');
+      expect(headers.get('ratelimit-remaining')).toBe('0');
+      expect(Number(headers.get('ratelimit-reset'))).toBeGreaterThan(0);
+      expect(headers.get('x-request-id')).toBeTruthy();
+    };
+
+    const g = await call(app, 'POST', '/graphql', { token: ws.apiKey, headers: ip, body: { query: '{ users { meta { total } } }' } });
+    expect(g.status).toBe(429);
+    expect(g.body).toEqual({ errors: [{ message: 'Too many requests; try again later', extensions: { code: 'RATE_LIMITED' } }] });
+    expectLimitHeaders(g.headers);
+
+    const t = await call(app, 'GET', '/trpc/users.list', { token: ws.apiKey, headers: ip });
+    expect(t.status).toBe(429);
+    expect(t.body).toEqual({
+      error: { message: 'Too many requests; try again later', code: -32029, data: { appCode: 'RATE_LIMITED', httpStatus: 429 } },
+    });
+    expectLimitHeaders(t.headers);
+
+    // tRPC's own client reads it as any tRPC error, for every call of a batch.
+    const client = createTRPCClient<AppRouter>({
+      links: [httpBatchLink({ url: `${app.url}/trpc`, headers: { ...ip, authorization: `Bearer ${ws.apiKey}` } })],
+    });
+    const refused = await Promise.allSettled([client.users.list.query({}), client.roles.list.query({})]);
+    for (const outcome of refused) {
+      expect(outcome.status).toBe('rejected');
+      const reason = (outcome as PromiseRejectedResult).reason as unknown;
+      expect(reason).toBeInstanceOf(TRPCClientError);
+      expect((reason as TRPCClientError<AppRouter>).data?.appCode).toBe('RATE_LIMITED');
+    }
+
+    const rest = await call(app, 'GET', '/api/v1/users', { token: ws.apiKey, headers: ip });
+    expect(rest.body.error.code).toBe('RATE_LIMITED');
+  });
+});
+
+describe('introspection and field suggestions in production', () => {
+  let app: TestApp;
+  let ws: TestWorkspace;
+  beforeAll(async () => {
+    app = await startTestApp({ NODE_ENV: 'production' });
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  const SCHEMA = '{ __schema { queryType { name } } }';
+  const HIDDEN = 'query { ...F } fragment F on Query { described: __type(name: "User") { fields { name } } }';
+
+  it('refuses __schema and __type without a valid credential, also through a fragment and an alias', async () => {
+    for (const token of [undefined, 'sk_not_a_real_key_000000000']) {
+      for (const query of [SCHEMA, HIDDEN]) {
+        const res = await graphql(app, query, {}, token);
+        expect(res.body.data ?? null).toBeNull();
+        expect(res.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+        expect(res.body.errors?.[0]?.message).toMatch(/introspection/i);
+      }
+    }
+    expect((await graphql(app, '{ __typename }')).body.data).toEqual({ __typename: 'Query' });
+  });
+
+  it('describes the schema to a caller with a valid credential', async () => {
+    const schema = await graphql(app, SCHEMA, {}, ws.apiKey);
+    expect(schema.body.errors).toBeUndefined();
+    expect(schema.body.data.__schema.queryType.name).toBe('Query');
+    const hidden = await graphql(app, HIDDEN, {}, ws.apiKey);
+    expect(hidden.body.data.described.fields.map((f: { name: string }) => f.name)).toContain('email');
+  });
+
+  it('drops "Did you mean" hints for callers without a valid credential only', async () => {
+    const anonymous = await graphql(app, '{ userz { id } }');
+    expect(anonymous.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+    expect(anonymous.body.errors?.[0]?.message).toBe('Cannot query field "userz" on type "Query".');
+    const signedIn = await graphql(app, '{ userz { id } }', {}, ws.apiKey);
+    expect(signedIn.body.errors?.[0]?.message).toContain('Did you mean "user" or "users"?');
+    const again = await graphql(app, '{ userz { id } }');
+    expect(again.body.errors?.[0]?.message).not.toContain('Did you mean');
+  });
+});
+
+describe('introspection outside production', () => {
+  it('describes the schema to anyone, with hints', async () => {
+    const app = await startTestApp();
+    try {
+      const schema = await graphql(app, '{ __schema { queryType { name } } }');
+      expect(schema.body.data.__schema.queryType.name).toBe('Query');
+      expect((await graphql(app, '{ userz { id } }')).body.errors?.[0]?.message).toContain('Did you mean');
+    } finally {
+      await app.close();
+    }
+  });
+});
