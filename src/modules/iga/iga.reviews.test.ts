@@ -197,8 +197,9 @@ describe('access reviews', () => {
     const review = (await start({ name: 'Owners', scope: { type: 'role', id: roleIds.owner } })).body.data;
     const byUser = Object.fromEntries((await items(review.id)).body.data.map((i: { user: { id: string } }) => [i.user.id, i]));
     const item = byUser[ws.owner.id];
+    // The last owner (the interim one's ownership ends) is 409 whoever decides, an admin too.
     const byAdmin = await decide(review.id, item.id, 'revoke');
-    expect(byAdmin.status).toBe(403);
+    expect([byAdmin.status, byAdmin.body.error.code]).toEqual([409, 'CONFLICT']);
     const byOwner = await decide(review.id, item.id, 'revoke', interim.token);
     expect([byOwner.status, byOwner.body.error.code]).toEqual([409, 'CONFLICT']);
     expect((await items(review.id)).body.data.find((i: { id: string }) => i.id === item.id).decision).toBeNull();
