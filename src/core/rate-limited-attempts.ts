@@ -31,9 +31,14 @@ export async function recordRateLimitedAttempt(deps: AppDeps, attempt: RateLimit
   }
 }
 
+/** The address an attempt's body named, when it is text that can be stored (at most 320 characters of it). */
+export function attemptedEmail(email: unknown): string | undefined {
+  return typeof email === 'string' && isStorableText(email) ? email.slice(0, 320) : undefined;
+}
+
 function addRateLimitedRow(em: EntityManager, attempt: RateLimitedAttempt): void {
   const { points, duration } = LIMITS[attempt.limit];
-  const email = typeof attempt.email === 'string' && isStorableText(attempt.email) ? attempt.email.slice(0, 320) : undefined;
+  const email = attemptedEmail(attempt.email);
   recordAudit(
     { em, workspaceId: attempt.workspaceId, actor: { type: 'system', id: null }, ...attempt.origin },
     {

@@ -16,7 +16,7 @@ import { isId } from './ids.ts';
 import { KnownWorkspaces } from './known-workspaces.ts';
 import { runStatement, type Statement } from './sql.ts';
 import { rateLimitedError, type LimitName } from './rate-limit.ts';
-import { recordRateLimitedAttempt } from './rate-limited-attempts.ts';
+import { attemptedEmail, recordRateLimitedAttempt } from './rate-limited-attempts.ts';
 
 /**
  * Procedure meta: the REST path (trpc-to-openapi), the status a success answers with,
@@ -288,9 +288,29 @@ function recordFirstRefusal(limit: LimitName, eventType: string) {
   return async (ctx: Context, rawInput: unknown) => {
     const workspaceId = ctx.tenantHeader?.trim();
     if (!workspaceId || !(await workspaceExists(ctx, workspaceId))) return;
-    const email = typeof rawInput === 'object' && rawInput !== null ? (rawInput as { email?: unknown }).email : undefined;
-    await recordRateLimitedAttempt(ctx.deps, { workspaceId, eventType, limit, origin: originOf(ctx), email });
+    await recordRateLimitedAttempt(ctx.deps, { workspaceId, eventType, limit, origin: originOf(ctx), email: emailIn(rawInput) });
   };
+}
+
+/** The `email` member of a call's raw input, if it has one. */
+function emailIn(rawInput: unknown): unknown {
+  return typeof rawInput === 'object' && rawInput !== null ? (rawInput as { email?: unknown }).email : undefined;
+}
+
+/**
+ * A public attempt about a workspace refused for its body (no password, a malformed email, a field
+ * too long) is an attempt all the same: a `failure` row of `eventType` (`reason: invalid_request`),
+ * with the address when the body named a readable one. Written after the call's own work, on a
+ * connection of its own (the call holds none by then); the call's limit bounds how many.
+ */
+async function recordInvalidAttempt(ctx: Context, workspaceId: string, eventType: string, rawInput: unknown): Promise<void> {
+  const em = ctx.em.fork();
+  const email = attemptedEmail(emailIn(rawInput));
+  recordAudit(
+    { em, workspaceId, actor: { type: 'system', id: null }, ...originOf(ctx) },
+    { eventType, outcome: 'failure', details: { reason: 'invalid_request', ...(email === undefined ? {} : { email }) } },
+  );
+  await em.flush();
 }
 
 /**
@@ -302,12 +322,17 @@ export function publicTenantProcedure(limit?: LimitName, refusedAs?: string) {
   return base
     .meta({ tenantHeader: true })
     .use(limit ? rateLimit(limit, (ctx) => ctx.ip, refusedAs ? recordFirstRefusal(limit, refusedAs) : undefined) : noLimit)
-    .use(async ({ ctx, next }) => {
+    .use(async ({ ctx, next, getRawInput }) => {
       const workspaceId = await workspaceOfPublicCall(ctx);
       if (!workspaceId) throw new AppError('BAD_REQUEST', 'Send the workspace id in the X-Tenant-ID header');
       if (!(await workspaceExists(ctx, workspaceId))) throw new AppError('NOT_FOUND', 'No workspace has the id given in X-Tenant-ID');
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId });
-      return next({ ctx: { workspaceId } });
+      const result = await next({ ctx: { workspaceId } });
+      if (!result.ok && refusedAs && toAppError(result.error).appError.appCode === 'BAD_REQUEST') {
+        // A body that cannot be read names no address; the attempt is recorded all the same.
+        await recordInvalidAttempt(ctx, workspaceId, refusedAs, await getRawInput().catch(() => undefined));
+      }
+      return result;
     })
     .use(lastSteps);
 }

@@ -148,6 +148,25 @@ describe('POST /api/v1/auth/login', () => {
     expect([deactivated.status, deactivated.body.error.code]).toEqual([409, 'CONFLICT']);
   });
 
+  it('records a sign-in refused for its body as a failed attempt too, with the address it named', async () => {
+    const email = uniqueEmail('malformed');
+    for (const body of [{ email }, { email, password: 'a sturdy passphrase', remember: true }, { email, password: 'x'.repeat(129) }]) {
+      const res = await call(app, 'POST', '/api/v1/auth/login', { headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp() }, body });
+      expect([res.status, res.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    }
+    const rows = await auditFor(email);
+    expect(rows.map((r) => [r.outcome, r.details.reason])).toEqual([
+      ['failure', 'invalid_request'],
+      ['failure', 'invalid_request'],
+      ['failure', 'invalid_request'],
+    ]);
+    // Without a readable address it is recorded all the same.
+    const before = await app.deps.orm.em.fork().count(AuditEvent, { eventType: 'auth.login', workspaceId: ws.id }, { filters: false });
+    await call(app, 'POST', '/api/v1/auth/login', { headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp() }, body: { email: 42 } });
+    const after = await app.deps.orm.em.fork().count(AuditEvent, { eventType: 'auth.login', workspaceId: ws.id }, { filters: false });
+    expect(after).toBe(before + 1);
+  });
+
   it('answers the 11th attempt in a minute from one IP 429 with Retry-After and RateLimit-*', async () => {
     const ip = someIp();
     for (let i = 0; i < 10; i++) {
