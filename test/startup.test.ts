@@ -1,10 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { TEST_MASTER_KEY } from './helpers/app.ts';
 
 /** `npm start` as a user runs it: a real process, its own port and DATA_DIR. */
@@ -171,4 +172,20 @@ describe('configuration errors', () => {
     expect(err).toContain('PORT');
     expect(err).toContain('REDIS_URL');
   }, 30_000);
+
+  it('says which DATA_DIR could not be opened, and what to check, when it holds something else', async () => {
+    const ownDir = await mkdtemp(join(tmpdir(), 'identity-junk-'));
+    try {
+      await mkdir(join(ownDir, 'pgdata'));
+      await writeFile(join(ownDir, 'pgdata', 'PG_VERSION'), 'not a database\n');
+      for (let attempt = 0; attempt < 2; attempt++) {
+        // The second attempt meets the same error, not a lock left behind by the first.
+        await expect(startEmbeddedPostgres(ownDir)).rejects.toThrow(
+          `The embedded database in ${join(ownDir, 'pgdata')} could not be opened (PGlite failed to initialize properly). Check that DATA_DIR`,
+        );
+      }
+    } finally {
+      await rm(ownDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -19,8 +19,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   await mkdir(resolve(dataDir), { recursive: true });
   const unlock = await lockDataDir(dataDir);
   try {
-    // pg_trgm backs the user search indexes (migration user_search).
-    const db = await PGlite.create(dir, { extensions: { pg_trgm } });
+    const db = await openPGlite(dir);
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
     await server.start();
     return {
@@ -35,6 +34,34 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     await unlock();
     throw error;
   }
+}
+
+/**
+ * PGlite over `dir`, or an error that says which directory and what to check: PGlite's own
+ * ("PGlite failed to initialize properly", "Aborted()", or no message at all) names neither.
+ */
+async function openPGlite(dir: string): Promise<PGlite> {
+  try {
+    // pg_trgm backs the user search indexes (migration user_search).
+    return await PGlite.create(dir, { extensions: { pg_trgm } });
+  } catch (error) {
+    const cause = describeFailure(error);
+    throw new Error(
+      `The embedded database in ${dir} could not be opened (${cause}). Check that DATA_DIR is readable and ` +
+        'writable by this user and holds a data directory of this service; another DATA_DIR starts a new one.',
+      { cause: error },
+    );
+  }
+}
+
+/** What PGlite threw, in words: an Error's message, or the name and errno of its file system's errors. */
+function describeFailure(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'object' && error !== null) {
+    const { name, errno } = error as { name?: unknown; errno?: unknown };
+    if (typeof name === 'string') return typeof errno === 'number' ? `${name} ${errno}` : name;
+  }
+  return String(error);
 }
 
 /**
