@@ -15,6 +15,23 @@ describe('each door answers its errors in its own shape, with the REST codes', (
   });
   afterAll(() => app.close());
 
+  it('lets other origins call /graphql with a bearer credential, never with the browser’s (no Allow-Credentials)', async () => {
+    const origin = { origin: 'https://elsewhere.example' };
+    const preflight = await call(app, 'OPTIONS', '/graphql', {
+      headers: { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://elsewhere.example');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
+    const query = await call(app, 'POST', '/graphql', {
+      token: ws.apiKey,
+      headers: origin,
+      body: { query: '{ users { meta { total } } }' },
+    });
+    expect(query.status).toBe(200);
+    expect(query.headers.get('access-control-allow-credentials')).toBeNull();
+  });
+
   it('answers GraphQL documents that cannot run BAD_REQUEST, keeping the message', async () => {
     const syntax = await graphql(app, '{ users {', {}, ws.apiKey);
     expect(syntax.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');

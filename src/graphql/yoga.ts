@@ -110,6 +110,9 @@ export function createGraphQLServer(deps: AppDeps) {
     graphiql: deps.config.NODE_ENV === 'development',
     landingPage: false,
     logging: false,
+    // Any origin may call with a bearer credential, and never with the browser's: no credential rides
+    // in a cookie today, and a cookie added later must not turn every site into a caller of this API.
+    cors: { credentials: false },
     context: ({ req }) => ({ caller: createCaller(createContext(deps, req)) }),
     plugins: [boundedDocuments, introspectionForCallers(deps)],
     maskedErrors: {
