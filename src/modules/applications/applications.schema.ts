@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { APPLICATION_TYPES, type ApplicationType } from './application.entity.ts';
 import { MAX_REDIRECT_URIS } from './redirect-uris.ts';
@@ -53,23 +54,33 @@ function isTypeAlias(type: string): type is keyof typeof APPLICATION_TYPE_ALIASE
   return Object.hasOwn(APPLICATION_TYPE_ALIASES, type);
 }
 
-export const createApplicationInput = z.strictObject({
-  name,
-  type: z
-    .enum([...APPLICATION_TYPES, ...(Object.keys(APPLICATION_TYPE_ALIASES) as (keyof typeof APPLICATION_TYPE_ALIASES)[])])
-    .transform((type): ApplicationType => (isTypeAlias(type) ? APPLICATION_TYPE_ALIASES[type] : type))
-    .optional()
-    .describe(
+const typeInput = z
+  .enum([...APPLICATION_TYPES, ...(Object.keys(APPLICATION_TYPE_ALIASES) as (keyof typeof APPLICATION_TYPE_ALIASES)[])])
+  .transform((type): ApplicationType => (isTypeAlias(type) ? APPLICATION_TYPE_ALIASES[type] : type))
+  .optional();
+
+export const createApplicationInput = withAliases(
+  z.strictObject({
+    name,
+    type: typeInput.describe(
       'Default: `web` when redirect_uris is not empty, else `m2m` (both get a client secret). ' +
         "Aliases (stored and answered as the type they name): Auth0's `regular_web` and Logto's `Traditional` " +
         "(or `traditional`) are `web`; Auth0's `non_interactive` and Logto's `MachineToMachine` (or " +
         "`machine_to_machine`) are `m2m`; Logto's `SPA` and `Native` are `spa` and `native`",
     ),
-  redirect_uris: redirectUris.default([]),
-});
-export const updateApplicationInput = z.strictObject({
-  id: z.string().max(100),
-  name: name.optional(),
-  redirect_uris: redirectUris.optional(),
-});
+    app_type: typeInput.describe(aliasOf('type', "Auth0's name")),
+    redirect_uris: redirectUris.default([]),
+    callbacks: redirectUris.optional().describe(aliasOf('redirect_uris', "Auth0's name")),
+  }),
+  { app_type: 'type', callbacks: 'redirect_uris' },
+);
+export const updateApplicationInput = withAliases(
+  z.strictObject({
+    id: z.string().max(100),
+    name: name.optional(),
+    redirect_uris: redirectUris.optional(),
+    callbacks: redirectUris.optional().describe(aliasOf('redirect_uris', "Auth0's name")),
+  }),
+  { callbacks: 'redirect_uris' },
+);
 export const applicationIdInput = z.object({ id: z.string().max(100) });

@@ -108,6 +108,24 @@ describe('applications', () => {
     expect((await create({ name: 'x', type: 'spa_app' })).status).toBe(400);
   });
 
+  it('takes Auth0’s field names: app_type for type, callbacks for redirect_uris (on update too); never both', async () => {
+    const callback = 'https://app.example.com/auth0-style/callback';
+    const created = await create({ name: 'Auth0 style', app_type: 'regular_web', callbacks: [callback] });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ type: 'web', redirect_uris: [callback] });
+    expect(created.body.data).not.toHaveProperty('callbacks');
+    const moved = 'https://app.example.com/auth0-style/moved';
+    const updated = await call(app, 'PATCH', `/api/v1/applications/${created.body.data.id}`, {
+      token: ws.apiKey,
+      body: { callbacks: [moved] },
+    });
+    expect([updated.status, updated.body.data.redirect_uris]).toEqual([200, [moved]]);
+    const both = await create({ name: 'Both', type: 'web', app_type: 'regular_web', redirect_uris: [callback] });
+    expect([both.status, both.body.error.details]).toEqual([400, [{ path: 'app_type', message: 'send type or app_type, not both' }]]);
+    const twice = await create({ name: 'Twice', redirect_uris: [callback], callbacks: [callback] });
+    expect(twice.status).toBe(400);
+  });
+
   it('lists with pagination and a type filter, never showing a secret', async () => {
     const created = await create({ name: 'Listed backend', type: 'm2m' });
     const list = await call(app, 'GET', '/api/v1/applications?per_page=100', { token: ws.apiKey });
