@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { ACTION_STATUSES, ACTION_TRIGGERS } from './action.entity.ts';
 import { TEMPLATE_KEYS } from './templates.ts';
@@ -53,17 +54,20 @@ const roleKey = z.string().min(1).max(100);
 const roles = z.array(roleKey).max(100);
 const metadata = z.record(z.string(), z.json());
 
-const sampleUser = z.strictObject({
-  id: z.string().max(100).optional(),
-  user_id: z.string().max(100).optional().describe("Alias of `id` (Auth0's name)"),
-  email: z.string().max(254).optional(),
-  email_verified: z.boolean().optional(),
-  name: z.string().max(200).nullable().optional(),
-  roles: roles.optional(),
-  metadata: metadata.optional(),
-  app_metadata: metadata.optional().describe("Alias of `metadata` (Auth0's name)"),
-  mfa_enabled: z.boolean().optional(),
-});
+const sampleUser = withAliases(
+  z.strictObject({
+    id: z.string().max(100).optional(),
+    user_id: z.string().max(100).optional().describe(aliasOf('id', "Auth0's name")),
+    email: z.string().max(254).optional(),
+    email_verified: z.boolean().optional(),
+    name: z.string().max(200).nullable().optional(),
+    roles: roles.optional(),
+    metadata: metadata.optional(),
+    app_metadata: metadata.optional().describe(aliasOf('metadata', "Auth0's name")),
+    mfa_enabled: z.boolean().optional(),
+  }),
+  { user_id: 'id', app_metadata: 'metadata' },
+);
 const sampleRequest = z.strictObject({
   ip: z.string().max(100).nullable().optional(),
   user_agent: z.string().max(512).nullable().optional(),
@@ -72,25 +76,39 @@ const sampleAuthorization = z
   .strictObject({ roles: roles.optional() })
   .describe("Auth0's `event.authorization`: `roles` is an alias of `user.roles`");
 
+const sampleParts = { user: sampleUser.optional(), request: sampleRequest.optional(), authorization: sampleAuthorization.optional() };
+
+/** `authorization.roles` (Auth0's place) and `user.roles` name one list: one of them, not both. */
+function oneRolesList(parts: { user?: { roles?: unknown }; authorization?: { roles?: unknown } }, ctx: z.RefinementCtx): void {
+  if (parts.user?.roles !== undefined && parts.authorization?.roles !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['authorization', 'roles'], message: 'send user.roles or authorization.roles, not both' });
+  }
+}
+
 /** A sample event for the test endpoint; what is left out comes from a built-in sample user. */
-export const sampleEventInput = z.strictObject({
-  user: sampleUser.optional(),
-  request: sampleRequest.optional(),
-  authorization: sampleAuthorization.optional(),
-});
+export const sampleEventInput = z.strictObject(sampleParts).superRefine(oneRolesList);
 export type SampleEventInput = z.infer<typeof sampleEventInput>;
 
 /**
  * The sample event goes in `event`; sent without `event`, its parts at the top level are the event
- * (`{"user": {...}}`, as Auth0's test payloads are shaped). Both at once is refused by the service.
+ * (`{"user": {...}}`, as Auth0's test payloads are shaped). Both at once is 400.
  */
-export const testActionInput = z.strictObject({
-  id: z.string().max(100),
-  event: sampleEventInput.optional(),
-  user: sampleUser.optional().describe("Without `event`: the sample event's `user`"),
-  request: sampleRequest.optional().describe("Without `event`: the sample event's `request`"),
-  authorization: sampleAuthorization.optional().describe("Without `event`: the sample event's `authorization`"),
-});
+export const testActionInput = z
+  .strictObject({
+    id: z.string().max(100),
+    event: sampleEventInput.optional(),
+    user: sampleParts.user.describe("Without `event`: the sample event's `user`"),
+    request: sampleParts.request.describe("Without `event`: the sample event's `request`"),
+    authorization: sampleParts.authorization.describe("Without `event`: the sample event's `authorization`"),
+  })
+  .superRefine((input, ctx) => {
+    const flat = input.user !== undefined || input.request !== undefined || input.authorization !== undefined;
+    if (input.event !== undefined && flat) {
+      ctx.addIssue({ code: 'custom', path: ['event'], message: 'send user, request and authorization inside event, or without event' });
+    }
+    oneRolesList(input, ctx);
+  })
+  .transform(({ id, event, user, request, authorization }) => ({ id, event: event ?? { user, request, authorization } }));
 export type TestActionInput = z.infer<typeof testActionInput>;
 
 export const testResultOutput = z

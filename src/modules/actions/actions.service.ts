@@ -157,50 +157,23 @@ export async function deployAction(sandbox: ActionSandbox, scope: AuditScope, id
   return toView(action);
 }
 
-/** A field sent under its own name or its Auth0 alias: either, not both. */
-function eitherName<T>(prefix: string, name: string, alias: string, value: T | undefined, aliased: T | undefined): T | undefined {
-  if (value !== undefined && aliased !== undefined) {
-    throw new AppError('BAD_REQUEST', `Send ${prefix}${name} or its alias ${prefix}${alias}, not both`, {
-      details: [{ path: `${prefix}${alias}`, message: `an alias of ${prefix}${name}; send one of them` }],
-    });
-  }
-  return value ?? aliased;
-}
-
 /**
- * The sample event (in `event`, or at the top level when `event` is absent), with Auth0's names
- * folded into the service's and what the caller sent laid over the built-in sample user.
+ * The sample event, with what the caller sent laid over the built-in sample user; Auth0's
+ * `authorization.roles` is the user's roles (the input schema refuses both at once).
  */
-function sampleEvent(workspaceId: string, input: Omit<TestActionInput, 'id'>): PostLoginEvent {
-  const flat = input.user !== undefined || input.request !== undefined || input.authorization !== undefined;
-  if (input.event !== undefined && flat) {
-    throw new AppError('BAD_REQUEST', 'Send the sample event either in event or at the top level, not both', {
-      details: [{ path: 'event', message: 'send user, request and authorization inside event, or without event' }],
-    });
-  }
-  const sample: SampleEventInput = input.event ?? { user: input.user, request: input.request, authorization: input.authorization };
-  const prefix = input.event === undefined ? '' : 'event.';
-  const { user_id: userId, app_metadata: appMetadata, ...user } = sample.user ?? {};
-  const id = eitherName(`${prefix}user.`, 'id', 'user_id', user.id, userId);
-  const metadata = eitherName(`${prefix}user.`, 'metadata', 'app_metadata', user.metadata, appMetadata);
-  const roles = eitherName(prefix, 'user.roles', 'authorization.roles', user.roles, sample.authorization?.roles);
+function sampleEvent(workspaceId: string, { user, request, authorization }: SampleEventInput): PostLoginEvent {
+  const roles = user?.roles ?? authorization?.roles;
   return {
-    user: {
-      ...SAMPLE_EVENT.user,
-      ...user,
-      ...(id === undefined ? {} : { id }),
-      ...(metadata === undefined ? {} : { metadata }),
-      ...(roles === undefined ? {} : { roles }),
-    },
-    request: { ...SAMPLE_EVENT.request, ...sample.request },
+    user: { ...SAMPLE_EVENT.user, ...user, ...(roles === undefined ? {} : { roles }) },
+    request: { ...SAMPLE_EVENT.request, ...request },
     workspace: { id: workspaceId },
   };
 }
 
 /** Runs the saved code (deployed or not) against a sample event, as a sign-in would run it. */
-export async function testAction(sandbox: ActionSandbox, scope: AuditScope, { id, ...input }: TestActionInput): Promise<TestResultView> {
+export async function testAction(sandbox: ActionSandbox, scope: AuditScope, { id, event }: TestActionInput): Promise<TestResultView> {
   const action = await findAction(scope.em, id);
-  const outcome = await sandbox.runPostLogin(action.code, sampleEvent(scope.workspaceId, input));
+  const outcome = await sandbox.runPostLogin(action.code, sampleEvent(scope.workspaceId, event));
   const denied = outcome.failure !== null || outcome.denied !== null;
   const result: TestResultView = {
     decision: denied ? 'deny' : 'allow',
