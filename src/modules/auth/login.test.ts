@@ -138,14 +138,51 @@ describe('POST /api/v1/auth/login', () => {
     expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
   });
 
-  it('never locks the last owner, nor a deactivated account (409)', async () => {
+  it('locks an owner only by an owner, never the last one (409); only admins lock; no other workspace', async () => {
     const fresh = await createWorkspace(app);
     const lastOwner = await call(app, 'PATCH', `/api/v1/users/${fresh.owner.id}`, { token: fresh.apiKey, body: { status: 'locked' } });
     expect([lastOwner.status, lastOwner.body.error.code]).toEqual([409, 'CONFLICT']);
+    // With a second owner the first is not the last: still, only an owner locks one (an API key acts as admin).
+    const ownerToken = (await login(app, fresh.id, fresh.owner.email, fresh.owner.password)).body.data.access_token;
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: fresh.apiKey });
+    const roleId = (key: string) => roles.body.data.find((r: { key: string }) => r.key === key).id;
+    const second = await call(app, 'POST', '/api/v1/users', {
+      token: fresh.apiKey,
+      body: { email: uniqueEmail('second-owner'), password: PASSWORD },
+    });
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ownerToken,
+      body: { user_id: second.body.data.id, role_id: roleId('owner') },
+    });
+    const byKey = await call(app, 'PATCH', `/api/v1/users/${fresh.owner.id}`, { token: fresh.apiKey, body: { status: 'locked' } });
+    expect([byKey.status, byKey.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const byOwner = await call(app, 'PATCH', `/api/v1/users/${second.body.data.id}`, { token: ownerToken, body: { status: 'locked' } });
+    expect([byOwner.status, byOwner.body.data.status]).toEqual([200, 'locked']);
+    // A viewer reads users but locks nobody; another workspace's user is not found.
+    const viewerEmail = uniqueEmail('viewer-lock');
+    const viewer = await call(app, 'POST', '/api/v1/users', { token: fresh.apiKey, body: { email: viewerEmail, password: PASSWORD } });
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: fresh.apiKey,
+      body: { user_id: viewer.body.data.id, role_id: roleId('viewer') },
+    });
+    const viewerToken = (await login(app, fresh.id, viewerEmail, PASSWORD)).body.data.access_token;
+    const member = await call(app, 'POST', '/api/v1/users', {
+      token: fresh.apiKey,
+      body: { email: uniqueEmail('member-lock'), password: PASSWORD },
+    });
+    const byViewer = await call(app, 'PATCH', `/api/v1/users/${member.body.data.id}`, { token: viewerToken, body: { status: 'locked' } });
+    expect([byViewer.status, byViewer.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const elsewhere = await call(app, 'PATCH', `/api/v1/users/${member.body.data.id}`, { token: ws.apiKey, body: { status: 'locked' } });
+    expect([elsewhere.status, elsewhere.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const unchanged = await call(app, 'GET', `/api/v1/users/${member.body.data.id}`, { token: fresh.apiKey });
+    expect(unchanged.body.data.status).toBe('active');
     const user = await newUser('deactivated-lock');
     await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
     const deactivated = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'locked' } });
     expect([deactivated.status, deactivated.body.error.code]).toEqual([409, 'CONFLICT']);
+    // A status the service does not have is a bad request.
+    const unknown = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'suspended' } });
+    expect([unknown.status, unknown.body.error.code]).toEqual([400, 'BAD_REQUEST']);
   });
 
   it('records a sign-in refused for its body as a failed attempt too, with the address it named', async () => {

@@ -81,6 +81,17 @@ describe('passwords: forgot, reset, change', () => {
     expect((await login(app, ws.id, locked.email, NEW_PASSWORD, someIp())).body.error.code).toBe('ACCOUNT_LOCKED');
   });
 
+  it('records a reset request refused for its body as a failed attempt, with the address it named', async () => {
+    const malformed = `not-an-address-${Date.now()}`;
+    const res = await forgot(malformed);
+    expect([res.status, res.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    const rows = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.password_forgot&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    const row = rows.body.data.find((e: { request_id: string }) => e.request_id === res.headers.get('x-request-id'));
+    expect(row).toMatchObject({ actor: { type: 'system', id: null }, details: { reason: 'invalid_request', email: malformed } });
+  });
+
   it('sends one reset email when requests for one address arrive together', async () => {
     const user = await newUser();
     const answers = await Promise.all(Array.from({ length: 8 }, () => forgot(user.email)));
