@@ -1,4 +1,4 @@
-import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../audit/audit.entity.ts';
 import { availableParallelism } from 'node:os';
@@ -52,6 +52,14 @@ describe('POST /api/v1/auth/login', () => {
     const jwks = await call(app, 'GET', '/.well-known/jwks.json');
     expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(header.kid);
     expect(JSON.stringify(jwks.body)).not.toMatch(/"d"/);
+    // What a resource server does with the published keys alone.
+    const verified = await jwtVerify(data.access_token, createLocalJWKSet(jwks.body), {
+      issuer: app.deps.config.BASE_URL,
+      algorithms: ['EdDSA'],
+      typ: 'at+jwt',
+    });
+    expect(verified.protectedHeader).toEqual({ alg: 'EdDSA', kid: header.kid, typ: 'at+jwt' });
+    expect(verified.payload).toEqual(claims);
 
     const me = await call(app, 'GET', `/api/v1/users/${ws.owner.id}`, { token: data.access_token });
     expect(me.status).toBe(200);
