@@ -116,18 +116,20 @@ describe('audit log', () => {
 
   it('pages reach the newest 10,000 matches and stop at the edge', async () => {
     const crowded = await createWorkspace(app, 'Crowded log');
+    // The table is append-only, so the seeded ids carry the workspace's: a second run adds its own.
+    const seedId = (n: number) => `evt_${crowded.id}_${String(n).padStart(5, '0')}`;
     await app.deps.orm.em.getConnection().execute(
       `insert into audit_events (id, workspace_id, event_type, outcome, actor_type, details, created_at)
-       select 'evt_seed' || lpad(n::text, 22, '0'), ?, 'seed.event', 'success', 'system', '{}', now() - n * interval '1 second'
+       select 'evt_' || ? || '_' || lpad(n::text, 5, '0'), ?, 'seed.event', 'success', 'system', '{}', now() - n * interval '1 second'
        from generate_series(1, 10005) n`,
-      [crowded.id],
+      [crowded.id, crowded.id],
     );
     const q = (qs: string) => call(app, 'GET', `/api/v1/audit/events/?event_type=seed.event&${qs}`, { token: crowded.apiKey });
     const edge = await q('per_page=30&page=334');
     expect(edge.status).toBe(200);
     expect(edge.body.meta).toMatchObject({ total: 10000, total_capped: true, page: 334, per_page: 30 });
     expect(edge.body.data).toHaveLength(10);
-    expect(edge.body.data.at(-1).id).toBe(`evt_seed${'10000'.padStart(22, '0')}`);
+    expect(edge.body.data.at(-1).id).toBe(seedId(10000));
     const past = await q('per_page=20&page=501');
     expect([past.status, past.body.data, past.body.meta.total]).toEqual([200, [], 10000]);
   });
