@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login } from '../../../test/helpers/auth.ts';
+import { Browser, formAction } from '../../../test/helpers/browser.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { postWebhook } from './sender.ts';
@@ -108,6 +109,63 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
       type: 'user.signed_in',
       data: { user_id: ws.owner.id, session_id: decodeJwt(signedIn.body.data.access_token).sid, method: 'password' },
     });
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
+  it('tells of a sign-in on the hosted OAuth page too (user.signed_in with the client, no session of this service)', async () => {
+    const created = await endpoint({ event_types: ['user.signed_in'] });
+    const callback = 'https://rp.example.com/hooked/callback';
+    const client = await call(app, 'POST', '/api/v1/applications', {
+      token: ws.apiKey,
+      body: { name: 'Hooked RP', type: 'web', redirect_uris: [callback] },
+    });
+    expect(client.status).toBe(201);
+    receiver.received.length = 0;
+    const browser = new Browser(app.url);
+    const query = new URLSearchParams({ client_id: client.body.data.id, response_type: 'code', redirect_uri: callback, scope: 'openid' });
+    const page = await browser.go(`${app.url}/oauth/authorize?${query.toString()}`);
+    expect(page.status, page.body).toBe(200);
+    const wrong = await browser.go(formAction(page.body, 'Sign in'), { email: ws.owner.email, password: 'not the passphrase' });
+    expect(wrong.status).toBe(401);
+    const done = await browser.go(formAction(page.body, 'Sign in'), { email: ws.owner.email, password: ws.owner.password });
+    expect(new URL(done.location as string).searchParams.get('code')).toBeTruthy();
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1);
+    expect(verify(created.secret, receiver.received[0] as Received)).toMatchObject({
+      type: 'user.signed_in',
+      data: { user_id: ws.owner.id, session_id: null, method: 'password', client_id: client.body.data.id },
+    });
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
+  it('tells of a lockout and of its end as a status change (user.updated), as of an admin’s lock', async () => {
+    const created = await endpoint({ event_types: ['user.updated'] });
+    const email = uniqueEmail('lockout');
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'lockout passphrase' } });
+    receiver.received.length = 0;
+    for (let i = 0; i < 9; i++) expect((await login(app, ws.id, email, 'not the passphrase')).status).toBe(401);
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(0);
+    expect((await login(app, ws.id, email, 'not the passphrase')).status).toBe(401);
+    expect((await login(app, ws.id, email, 'not the passphrase')).status).toBe(401);
+    expect((await call(app, 'GET', `/api/v1/users/${user.body.data.id}`, { token: ws.apiKey })).body.data.status).toBe('locked');
+    await app.deps.webhooks.tick();
+    expect(receiver.received.map((r) => verify(created.secret, r))).toEqual([
+      expect.objectContaining({ type: 'user.updated', data: { id: user.body.data.id, email, changes: ['status'] } }),
+    ]);
+
+    receiver.received.length = 0;
+    app.clock.advance(16 * 60 * 1000);
+    try {
+      expect((await login(app, ws.id, email, 'lockout passphrase')).status).toBe(200);
+      await app.deps.webhooks.tick();
+      // Signed at the app's clock, a quarter of an hour ahead: the verifier's tolerance would refuse it.
+      expect(receiver.received.map((r) => JSON.parse(r.body))).toEqual([
+        expect.objectContaining({ type: 'user.updated', data: { id: user.body.data.id, email, changes: ['status'] } }),
+      ]);
+    } finally {
+      app.clock.set(new Date());
+    }
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
