@@ -169,6 +169,43 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
+  it('tells each user who held a deleted role that it was taken (role.revoked), not those whose grant had ended', async () => {
+    const created = await endpoint({ event_types: ['role.revoked'] });
+    const role = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { name: `Temp ${Date.now()}`, permissions: ['users:read'] },
+    });
+    expect(role.status).toBe(201);
+    const holders: string[] = [];
+    for (const until of [null, new Date(app.clock.now().getTime() + 60_000).toISOString()]) {
+      const user = await call(app, 'POST', '/api/v1/users', {
+        token: ws.apiKey,
+        body: { email: uniqueEmail('held'), password: 'held passphrase' },
+      });
+      const assigned = await call(app, 'POST', '/api/v1/roles/assign', {
+        token: ws.apiKey,
+        body: { user_id: user.body.data.id, role_id: role.body.data.id, expires_at: until },
+      });
+      expect(assigned.status).toBe(200);
+      holders.push(user.body.data.id);
+    }
+    receiver.received.length = 0;
+    app.clock.advance(2 * 60_000);
+    try {
+      expect((await call(app, 'DELETE', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey })).status).toBe(200);
+      await app.deps.webhooks.tick();
+    } finally {
+      app.clock.set(new Date());
+    }
+    expect(receiver.received.map((r) => JSON.parse(r.body))).toEqual([
+      expect.objectContaining({
+        type: 'role.revoked',
+        data: { user_id: holders[0], role_id: role.body.data.id, role: role.body.data.key, reason: 'role_deleted' },
+      }),
+    ]);
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
   it('lists the subscribable event types', async () => {
     const res = await call(app, 'GET', '/api/v1/webhooks/event-types', { token: ws.apiKey });
     expect(res.status).toBe(200);
