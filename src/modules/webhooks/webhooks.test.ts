@@ -3,11 +3,12 @@ import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { decodeJwt } from 'jose';
+import { URI, type TOTP } from 'otpauth';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login } from '../../../test/helpers/auth.ts';
-import { Browser, formAction } from '../../../test/helpers/browser.ts';
+import { Browser, formAction, hiddenInput } from '../../../test/helpers/browser.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { postWebhook } from './sender.ts';
@@ -135,6 +136,47 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
       type: 'user.signed_in',
       data: { user_id: ws.owner.id, session_id: null, method: 'password', client_id: client.body.data.id },
     });
+
+    // With a second factor: nothing at the password step, one event (method mfa) once the code is right.
+    const email = uniqueEmail('hosted-mfa');
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'hosted mfa passphrase' } });
+    const session = await login(app, ws.id, email, 'hosted mfa passphrase');
+    const token = session.body.data.access_token as string;
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token, body: { name: 'Phone' } });
+    const totp = URI.parse(enrolled.body.data.otpauth_uri) as TOTP;
+    const step = (offset: number) => {
+      const now = app.clock.now().getTime();
+      app.clock.set(new Date(now - (now % 30_000) + offset * 30_000 + 5_000));
+      return totp.generate({ timestamp: app.clock.now().getTime() });
+    };
+    try {
+      const factorId = enrolled.body.data.factor.id as string;
+      expect((await call(app, 'POST', `/api/v1/mfa/factors/${factorId}/verify`, { token, body: { code: step(1) } })).status).toBe(200);
+      await app.deps.webhooks.tick();
+      receiver.received.length = 0;
+      const second = new Browser(app.url);
+      const challenge = await second.go(formAction((await second.go(`${app.url}/oauth/authorize?${query.toString()}`)).body, 'Sign in'), {
+        email,
+        password: 'hosted mfa passphrase',
+      });
+      expect(challenge.status).toBe(200);
+      await app.deps.webhooks.tick();
+      expect(receiver.received).toHaveLength(0);
+      const answered = await second.go(formAction(challenge.body, 'Verify'), {
+        mfa_token: hiddenInput(challenge.body, 'mfa_token'),
+        code: step(2),
+      });
+      expect(answered.location, answered.body).toBeDefined();
+      await app.deps.webhooks.tick();
+    } finally {
+      app.clock.set(new Date());
+    }
+    expect(receiver.received.map((r) => verify(created.secret, r))).toEqual([
+      expect.objectContaining({
+        type: 'user.signed_in',
+        data: { user_id: user.body.data.id, session_id: null, method: 'mfa', client_id: client.body.data.id },
+      }),
+    ]);
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
