@@ -72,6 +72,60 @@ describe('refused management writes', () => {
     expect(byRequest(await failures('user.create'), invalid)).toMatchObject({ details: { reason: 'BAD_REQUEST', status: 400 } });
   });
 
+  it("records a user's refused changes to their own factors, password and sessions, once each", async () => {
+    const email = uniqueEmail('own');
+    const owner = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    const own = await signIn(app, ws.id, email, PASSWORD);
+    const factor = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: own.accessToken, body: { name: 'Phone' } });
+    expect(factor.status).toBe(201);
+    const factorId = factor.body.data.factor.id as string;
+    const refused = [
+      ['mfa.factor_remove', 'user', 404, await call(app, 'DELETE', `/api/v1/mfa/factors/${factorId}`, { token: viewer.token })],
+      [
+        'mfa.factor_verify',
+        'user',
+        404,
+        await call(app, 'POST', `/api/v1/mfa/factors/${factorId}/verify`, { token: viewer.token, body: { code: '123456' } }),
+      ],
+      [
+        'mfa.factor_verify',
+        'user',
+        400,
+        await call(app, 'POST', `/api/v1/mfa/factors/${factorId}/verify`, { token: own.accessToken, body: { code: '12' } }),
+      ],
+      [
+        'mfa.factor_enroll',
+        'api_key',
+        403,
+        await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: ws.apiKey, body: { name: 'Key' } }),
+      ],
+      [
+        'auth.password_change',
+        'user',
+        400,
+        await call(app, 'POST', '/api/v1/auth/password/change', {
+          token: own.accessToken,
+          body: { current_password: PASSWORD, new_password: 'short' },
+        }),
+      ],
+      ['auth.session_revoke', 'user', 404, await call(app, 'DELETE', '/api/v1/auth/sessions/ses_nobody', { token: own.accessToken })],
+      ['auth.logout', 'api_key', 403, await call(app, 'POST', '/api/v1/auth/logout', { token: ws.apiKey })],
+    ] as const;
+    // A wrong code is recorded by the verification itself (it keeps that row): still one row.
+    const wrong = await call(app, 'POST', `/api/v1/mfa/factors/${factorId}/verify`, { token: own.accessToken, body: { code: '000000' } });
+    expect(wrong.status).toBe(401);
+    for (const [type, actor, status, res] of refused) {
+      expect(res.status, type).toBe(status);
+      const rows = (await failures(type)).filter((e) => e.request_id === res.headers.get('x-request-id'));
+      expect(rows, `${type} ${status}`).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ actor: { type: actor }, target: null, details: { status } });
+    }
+    const wrongRows = (await failures('mfa.factor_verify')).filter((e) => e.request_id === wrong.headers.get('x-request-id'));
+    expect(wrongRows).toEqual([
+      expect.objectContaining({ actor: { type: 'user', id: owner.body.data.id }, details: { reason: 'wrong_code' } }),
+    ]);
+  });
+
   it('still changes nothing else: no user, no success row', async () => {
     const email = uniqueEmail('refused');
     await call(app, 'POST', '/api/v1/users', { token: viewer.token, body: { email, password: PASSWORD } });

@@ -65,6 +65,7 @@ export const authRouter = router({
         summary: 'End the session of the presented access token',
         protect: true,
       },
+      audit: 'auth.logout',
     })
     .input(noInput)
     .output(endedOutput)
@@ -79,6 +80,7 @@ export const authRouter = router({
         summary: 'End every session of the caller, this one included',
         protect: true,
       },
+      audit: 'auth.sessions_revoke_all',
     })
     .input(noInput)
     .output(endedOutput)
@@ -126,6 +128,7 @@ export const authRouter = router({
         summary: "Change the caller's password; their other sessions end",
         protect: true,
       },
+      audit: 'auth.password_change',
     })
     .input(changeInput)
     .output(z.object({ password_changed: z.literal(true), ended_sessions: z.number().int() }))
@@ -168,6 +171,7 @@ export const authRouter = router({
   revokeSession: userProcedure
     .meta({
       openapi: { method: 'DELETE', path: '/api/v1/auth/sessions/{id}', tags, summary: 'End one of the caller’s sessions', protect: true },
+      audit: 'auth.session_revoke',
     })
     .input(sessionIdInput)
     .output(z.object({ id: z.string(), deleted: z.literal(true) }))

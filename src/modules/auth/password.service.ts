@@ -136,6 +136,7 @@ export async function resetPassword(
   if (!user) throw new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used');
   // A new password lifts a lockout after failed sign-ins; an admin's lock (no end time) stays.
   const lockedByAdmin = user.status === 'locked' && user.lockedUntil === null;
+  const liftsLockout = user.status === 'locked' && !lockedByAdmin;
   Object.assign(user, {
     passwordHash: await hashPassword(password),
     updatedAt: now,
@@ -149,6 +150,8 @@ export async function resetPassword(
     { eventType: 'auth.password_reset', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } },
   );
   emitEvent({ em, workspaceId: user.workspaceId }, 'password.reset', { user_id: user.id, ended_sessions: ended });
+  if (liftsLockout)
+    emitEvent({ em, workspaceId: user.workspaceId }, 'user.updated', { id: user.id, email: user.email, changes: ['status'] });
   return { password_reset: true as const };
 }
 

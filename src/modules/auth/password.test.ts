@@ -14,7 +14,7 @@ describe('passwords: forgot, reset, change', () => {
   const mail = new MailSink();
 
   beforeAll(async () => {
-    app = await startTestApp({ SMTP_URL: await mail.start(), BASE_URL: 'https://id.example.test' });
+    app = await startTestApp({ SMTP_URL: await mail.start(), BASE_URL: 'https://id.example.test', ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
     ws = await createWorkspace(app);
   });
   afterAll(async () => {
@@ -67,16 +67,26 @@ describe('passwords: forgot, reset, change', () => {
     await mail.waitFor(user.email, 1);
   });
 
-  it("a reset lifts a lockout after failed sign-ins, not an admin's lock", async () => {
+  it("a reset lifts a lockout after failed sign-ins (user.updated tells so), not an admin's lock", async () => {
     const failed = await newUser();
     for (let i = 0; i < 10; i++) await login(app, ws.id, failed.email, `wrong ${i} password`, someIp());
     const locked = await newUser();
     await call(app, 'PATCH', `/api/v1/users/${locked.id}`, { token: ws.apiKey, body: { status: 'locked' } });
+    // Every event so far is fanned out before the endpoint exists: it gets only what the resets emit.
+    await app.deps.webhooks.tick();
+    const hook = await call(app, 'POST', '/api/v1/webhooks/', {
+      token: ws.apiKey,
+      body: { url: 'http://127.0.0.1:9/hooks', event_types: ['user.updated'] },
+    });
     for (const user of [failed, locked]) {
       expect((await login(app, ws.id, user.email, PASSWORD, someIp())).body.error.code).toBe('ACCOUNT_LOCKED');
       await forgot(user.email);
       expect((await reset(resetTokenIn(await mail.waitFor(user.email)).token, NEW_PASSWORD)).status).toBe(200);
     }
+    await app.deps.webhooks.tick();
+    const told = await call(app, 'GET', `/api/v1/webhooks/${hook.body.data.id}/deliveries`, { token: ws.apiKey });
+    expect(told.body.data.map((d: { event_type: string }) => d.event_type)).toEqual(['user.updated']);
+    await call(app, 'DELETE', `/api/v1/webhooks/${hook.body.data.id}`, { token: ws.apiKey });
     expect((await login(app, ws.id, failed.email, NEW_PASSWORD, someIp())).status).toBe(200);
     expect((await login(app, ws.id, locked.email, NEW_PASSWORD, someIp())).body.error.code).toBe('ACCOUNT_LOCKED');
   });

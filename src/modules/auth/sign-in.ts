@@ -11,6 +11,7 @@ import { secondFactorStage } from '../mfa/sign-in-stage.ts';
 import { scoreAttempt } from '../threat/risk.ts';
 import { riskStage } from '../threat/risk-stage.ts';
 import { actionsStage } from '../actions/sign-in-stage.ts';
+import { emitEvent } from '../events/events.ts';
 import type { TokensView } from './auth.schema.ts';
 import { CHALLENGE_ANSWERED, startSession, type Origin } from './sessions.service.ts';
 
@@ -126,26 +127,39 @@ async function refusal(run: Pick<SignInRun, 'em' | 'attempt' | 'now'>, user: Sig
   return error;
 }
 
+/** A lockout's start or end changes the user's status, as an admin's lock does: `user.updated` tells so. */
+function emitStatusChange(em: EntityManager, workspaceId: string, user: SignInUser, now: Date): void {
+  emitEvent({ em, workspaceId }, 'user.updated', { id: user.id, email: user.email, changes: ['status'] }, now);
+}
+
 /** Lifts a lock whose fifteen minutes have passed, before the password is judged. */
-async function expireLock(em: EntityManager, user: SignInUser, now: Date): Promise<void> {
+async function expireLock(em: EntityManager, workspaceId: string, user: SignInUser, now: Date): Promise<void> {
   if (user.status !== 'locked' || !user.lockedUntil || user.lockedUntil > now) return;
-  await em.execute(
-    `update users set status = 'active', failed_login_count = 0, locked_until = null where id = ? and status = 'locked' and locked_until <= ?`,
+  const lifted = await em.execute<{ id: string }[]>(
+    `update users set status = 'active', failed_login_count = 0, locked_until = null
+      where id = ? and status = 'locked' and locked_until <= ? returning id`,
     [user.id, now],
   );
   Object.assign(user, { status: 'active', lockedUntil: null });
+  if (lifted.length > 0) emitStatusChange(em, workspaceId, user, now);
 }
 
-/** Counts a wrong password in one statement (concurrent failures all count) and locks at the tenth. */
-async function countFailure(em: EntityManager, user: SignInUser, now: Date): Promise<void> {
+/**
+ * Counts a wrong password in one statement (concurrent failures all count) and locks at the tenth;
+ * the statement that locks (it read the row as `active`) tells of it.
+ */
+async function countFailure(em: EntityManager, workspaceId: string, user: SignInUser, now: Date): Promise<void> {
   const until = new Date(now.getTime() + LOCK_MS);
-  await em.execute(
-    `update users set failed_login_count = failed_login_count + 1,
-            status = case when status = 'active' and failed_login_count + 1 >= ? then 'locked' else status end,
-            locked_until = case when status = 'active' and failed_login_count + 1 >= ? then ? else locked_until end
-      where id = ?`,
-    [LOCK_AFTER_FAILURES, LOCK_AFTER_FAILURES, until, user.id],
+  const [row] = await em.execute<{ was: string; status: string }[]>(
+    `with prior as (select id, status from users where id = ? for update)
+     update users u set failed_login_count = u.failed_login_count + 1,
+            status = case when u.status = 'active' and u.failed_login_count + 1 >= ? then 'locked' else u.status end,
+            locked_until = case when u.status = 'active' and u.failed_login_count + 1 >= ? then ? else u.locked_until end
+       from prior where u.id = prior.id
+     returning prior.status as was, u.status`,
+    [user.id, LOCK_AFTER_FAILURES, LOCK_AFTER_FAILURES, until],
   );
+  if (row?.was === 'active' && row.status === 'locked') emitStatusChange(em, workspaceId, user, now);
 }
 
 /**
@@ -181,9 +195,9 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
       new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }),
     );
   }
-  await expireLock(em, user, now);
+  await expireLock(em, attempt.workspaceId, user, now);
   if (!(await verifyPassword(user.passwordHash, attempt.password))) {
-    await countFailure(em, user, now);
+    await countFailure(em, attempt.workspaceId, user, now);
     throw await refusal({ em, attempt, now }, user, 'wrong_password', new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }));
   }
   return { user, liveActions: row?.live_actions ?? true };
@@ -305,7 +319,9 @@ export interface SessionlessSignIn {
 /**
  * The bookkeeping of a good sign-in that opens no session of this service (the hosted OAuth sign-in:
  * the authorization server keeps its own): failures reset, last sign-in, a rehash when due, the
- * audit row. The same as `startSession` writes, less the session and its tokens.
+ * `user.signed_in` event (no `session_id`: the session is the authorization server's; the client
+ * signed in to instead) and the audit row. The same as `startSession` writes, less the session and
+ * its tokens.
  */
 export async function recordSessionlessSignIn(em: EntityManager, signIn: SessionlessSignIn, now: Date): Promise<void> {
   await em.execute(
@@ -313,6 +329,12 @@ export async function recordSessionlessSignIn(em: EntityManager, signIn: Session
             updated_at = case when ?::text is null then updated_at else ? end
       where id = ?`,
     [now, signIn.newPasswordHash ?? null, signIn.newPasswordHash ?? null, now, signIn.userId],
+  );
+  emitEvent(
+    { em, workspaceId: signIn.workspaceId },
+    'user.signed_in',
+    { user_id: signIn.userId, session_id: null, method: signIn.method, client_id: signIn.details?.client_id ?? null },
+    now,
   );
   if (signIn.method === CHALLENGE_ANSWERED) return;
   recordAudit(
@@ -367,7 +389,7 @@ export async function signInVerifiedUser(
     lockedUntil: row.locked_until ? new Date(row.locked_until) : null,
     hasVerifiedFactor: row.has_factor,
   };
-  await expireLock(em, user, now);
+  await expireLock(em, input.workspaceId, user, now);
   const attempt: SignInAttempt = {
     workspaceId: input.workspaceId,
     email: row.email,

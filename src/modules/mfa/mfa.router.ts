@@ -30,6 +30,7 @@ export const mfaRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/mfa/factors/totp', tags, summary: 'Start enrolling an authenticator app', protect: true },
       successStatus: 201,
+      audit: 'mfa.factor_enroll',
     })
     .input(enrollInput)
     .output(enrollmentOutput)
@@ -45,13 +46,17 @@ export const mfaRouter = router({
         protect: true,
       },
       conflict: 'The factor is verified already',
+      audit: 'mfa.factor_verify',
     })
     .input(verifyFactorInput)
     .output(factorOutput)
     .mutation(({ ctx, input }) => verifyFactor(ctx.deps, auditScope(ctx), ctx.userId, input.id, input.code, ctx.deps.clock.now())),
 
   removeFactor: userProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/api/v1/mfa/factors/{id}', tags, summary: 'Remove a factor', protect: true } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/v1/mfa/factors/{id}', tags, summary: 'Remove a factor', protect: true },
+      audit: 'mfa.factor_remove',
+    })
     .input(factorIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => removeFactor(auditScope(ctx), ctx.userId, input.id)),

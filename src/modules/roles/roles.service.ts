@@ -87,14 +87,21 @@ export async function createRole(scope: AuditScope, input: CreateRoleInput, now:
 }
 
 /**
- * Deletes a custom role: its assignments go, its pending invitations are revoked (audited one by one),
- * and the other invitations that carried it keep their row without it.
+ * Deletes a custom role: its assignments go (each user who held it is told `role.revoked`, as when it
+ * is taken from them one at a time), its pending invitations are revoked (audited one by one), and the
+ * other invitations that carried it keep their row without it.
  */
 export async function deleteRole(scope: AuditScope, id: string, now: Date) {
   const role = await findRole(scope.em, id);
   if (role.builtin) throw new AppError('CONFLICT', 'Built-in roles cannot be deleted');
   const revokedInvitations = await revokeInvitationsOfRole(scope, role, now);
-  await scope.em.nativeDelete(RoleAssignment, { roleId: role.id });
+  const removed = await scope.em.execute<{ user_id: string; expires_at: Date | null }[]>(
+    'delete from role_assignments where workspace_id = ? and role_id = ? returning user_id, expires_at',
+    [scope.workspaceId, role.id],
+  );
+  for (const held of removed.filter((a) => a.expires_at === null || new Date(a.expires_at) > now)) {
+    emitEvent(scope, 'role.revoked', { user_id: held.user_id, role_id: role.id, role: role.key, reason: 'role_deleted' });
+  }
   scope.em.remove(role);
   recordAudit(scope, {
     eventType: 'role.delete',

@@ -3,10 +3,12 @@ import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { decodeJwt } from 'jose';
+import { URI, type TOTP } from 'otpauth';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login } from '../../../test/helpers/auth.ts';
+import { Browser, formAction, hiddenInput } from '../../../test/helpers/browser.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { postWebhook } from './sender.ts';
@@ -108,6 +110,141 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
       type: 'user.signed_in',
       data: { user_id: ws.owner.id, session_id: decodeJwt(signedIn.body.data.access_token).sid, method: 'password' },
     });
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
+  it('tells of a sign-in on the hosted OAuth page too (user.signed_in with the client, no session of this service)', async () => {
+    const created = await endpoint({ event_types: ['user.signed_in'] });
+    const callback = 'https://rp.example.com/hooked/callback';
+    const client = await call(app, 'POST', '/api/v1/applications', {
+      token: ws.apiKey,
+      body: { name: 'Hooked RP', type: 'web', redirect_uris: [callback] },
+    });
+    expect(client.status).toBe(201);
+    receiver.received.length = 0;
+    const browser = new Browser(app.url);
+    const query = new URLSearchParams({ client_id: client.body.data.id, response_type: 'code', redirect_uri: callback, scope: 'openid' });
+    const page = await browser.go(`${app.url}/oauth/authorize?${query.toString()}`);
+    expect(page.status, page.body).toBe(200);
+    const wrong = await browser.go(formAction(page.body, 'Sign in'), { email: ws.owner.email, password: 'not the passphrase' });
+    expect(wrong.status).toBe(401);
+    const done = await browser.go(formAction(page.body, 'Sign in'), { email: ws.owner.email, password: ws.owner.password });
+    expect(new URL(done.location as string).searchParams.get('code')).toBeTruthy();
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1);
+    expect(verify(created.secret, receiver.received[0] as Received)).toMatchObject({
+      type: 'user.signed_in',
+      data: { user_id: ws.owner.id, session_id: null, method: 'password', client_id: client.body.data.id },
+    });
+
+    // With a second factor: nothing at the password step, one event (method mfa) once the code is right.
+    const email = uniqueEmail('hosted-mfa');
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'hosted mfa passphrase' } });
+    const session = await login(app, ws.id, email, 'hosted mfa passphrase');
+    const token = session.body.data.access_token as string;
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token, body: { name: 'Phone' } });
+    const totp = URI.parse(enrolled.body.data.otpauth_uri) as TOTP;
+    const step = (offset: number) => {
+      const now = app.clock.now().getTime();
+      app.clock.set(new Date(now - (now % 30_000) + offset * 30_000 + 5_000));
+      return totp.generate({ timestamp: app.clock.now().getTime() });
+    };
+    try {
+      const factorId = enrolled.body.data.factor.id as string;
+      expect((await call(app, 'POST', `/api/v1/mfa/factors/${factorId}/verify`, { token, body: { code: step(1) } })).status).toBe(200);
+      await app.deps.webhooks.tick();
+      receiver.received.length = 0;
+      const second = new Browser(app.url);
+      const challenge = await second.go(formAction((await second.go(`${app.url}/oauth/authorize?${query.toString()}`)).body, 'Sign in'), {
+        email,
+        password: 'hosted mfa passphrase',
+      });
+      expect(challenge.status).toBe(200);
+      await app.deps.webhooks.tick();
+      expect(receiver.received).toHaveLength(0);
+      const answered = await second.go(formAction(challenge.body, 'Verify'), {
+        mfa_token: hiddenInput(challenge.body, 'mfa_token'),
+        code: step(2),
+      });
+      expect(answered.location, answered.body).toBeDefined();
+      await app.deps.webhooks.tick();
+    } finally {
+      app.clock.set(new Date());
+    }
+    expect(receiver.received.map((r) => verify(created.secret, r))).toEqual([
+      expect.objectContaining({
+        type: 'user.signed_in',
+        data: { user_id: user.body.data.id, session_id: null, method: 'mfa', client_id: client.body.data.id },
+      }),
+    ]);
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
+  it('tells of a lockout and of its end as a status change (user.updated), as of an admin’s lock', async () => {
+    const created = await endpoint({ event_types: ['user.updated'] });
+    const email = uniqueEmail('lockout');
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'lockout passphrase' } });
+    receiver.received.length = 0;
+    for (let i = 0; i < 9; i++) expect((await login(app, ws.id, email, 'not the passphrase')).status).toBe(401);
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(0);
+    expect((await login(app, ws.id, email, 'not the passphrase')).status).toBe(401);
+    expect((await login(app, ws.id, email, 'not the passphrase')).status).toBe(401);
+    expect((await call(app, 'GET', `/api/v1/users/${user.body.data.id}`, { token: ws.apiKey })).body.data.status).toBe('locked');
+    await app.deps.webhooks.tick();
+    expect(receiver.received.map((r) => verify(created.secret, r))).toEqual([
+      expect.objectContaining({ type: 'user.updated', data: { id: user.body.data.id, email, changes: ['status'] } }),
+    ]);
+
+    receiver.received.length = 0;
+    app.clock.advance(16 * 60 * 1000);
+    try {
+      expect((await login(app, ws.id, email, 'lockout passphrase')).status).toBe(200);
+      await app.deps.webhooks.tick();
+      // Signed at the app's clock, a quarter of an hour ahead: the verifier's tolerance would refuse it.
+      expect(receiver.received.map((r) => JSON.parse(r.body))).toEqual([
+        expect.objectContaining({ type: 'user.updated', data: { id: user.body.data.id, email, changes: ['status'] } }),
+      ]);
+    } finally {
+      app.clock.set(new Date());
+    }
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
+  it('tells each user who held a deleted role that it was taken (role.revoked), not those whose grant had ended', async () => {
+    const created = await endpoint({ event_types: ['role.revoked'] });
+    const role = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { name: `Temp ${Date.now()}`, permissions: ['users:read'] },
+    });
+    expect(role.status).toBe(201);
+    const holders: string[] = [];
+    for (const until of [null, new Date(app.clock.now().getTime() + 60_000).toISOString()]) {
+      const user = await call(app, 'POST', '/api/v1/users', {
+        token: ws.apiKey,
+        body: { email: uniqueEmail('held'), password: 'held passphrase' },
+      });
+      const assigned = await call(app, 'POST', '/api/v1/roles/assign', {
+        token: ws.apiKey,
+        body: { user_id: user.body.data.id, role_id: role.body.data.id, expires_at: until },
+      });
+      expect(assigned.status).toBe(200);
+      holders.push(user.body.data.id);
+    }
+    receiver.received.length = 0;
+    app.clock.advance(2 * 60_000);
+    try {
+      expect((await call(app, 'DELETE', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey })).status).toBe(200);
+      await app.deps.webhooks.tick();
+    } finally {
+      app.clock.set(new Date());
+    }
+    expect(receiver.received.map((r) => JSON.parse(r.body))).toEqual([
+      expect.objectContaining({
+        type: 'role.revoked',
+        data: { user_id: holders[0], role_id: role.body.data.id, role: role.body.data.key, reason: 'role_deleted' },
+      }),
+    ]);
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
