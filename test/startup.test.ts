@@ -160,6 +160,17 @@ const realServices = process.env.DATABASE_URL && process.env.REDIS_URL;
   }, 60_000);
 });
 
+describe('npm run cli -- --help', () => {
+  it('prints the usage on stdout and exits 0, also after a command', async () => {
+    for (const args of [['--help'], ['-h'], ['workspaces', 'create', '--help']]) {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+        env: { ...process.env, DATABASE_URL: '', REDIS_URL: '' },
+      });
+      expect(stdout, args.join(' ')).toContain('npm run cli -- workspaces create --name NAME --owner-email EMAIL');
+    }
+  }, 60_000);
+});
+
 describe('configuration errors', () => {
   it('stop start-up with a message naming the variable', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
