@@ -71,7 +71,7 @@ const REVOKE_GRANT_EVERYWHERE: Statement = {
 
 const CLIENT: Statement = {
   name: 'oidc_client',
-  text: 'select id, workspace_id, name, type, redirect_uris, secret_hash from applications where id = $1',
+  text: 'select id, workspace_id, name, type, redirect_uris, post_logout_redirect_uris, secret_hash from applications where id = $1',
 };
 
 interface PayloadRow {

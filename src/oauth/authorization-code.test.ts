@@ -169,6 +169,32 @@ describe('authorization code + PKCE with openid-client', () => {
     expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
   }
 
+  it('the id_token carries the claims of the scopes granted, as userinfo does (Auth0, Logto); a narrowed refresh drops the rest', async () => {
+    const user = await newUser();
+    const { config, tokens } = await oauthTokens(user);
+    expect(tokens.claims()).toMatchObject({ sub: user.id, email: user.email, email_verified: false, name: 'Ada Lovelace' });
+    expect(typeof tokens.claims()?.updated_at).toBe('number');
+
+    const narrowed = await oidc.refreshTokenGrant(config, tokens.refresh_token as string, { scope: 'openid email' });
+    expect(narrowed.scope).toBe('openid email');
+    const claims = narrowed.claims();
+    expect(claims).toMatchObject({ sub: user.id, email: user.email, email_verified: false });
+    expect(claims).not.toHaveProperty('name');
+
+    const bare = await start(config, WEB_CALLBACK, { scope: 'openid', prompt: 'login' });
+    const browser = new Browser(app.url);
+    const login = await browser.go(bare.url.href);
+    const done = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: PASSWORD });
+    const openidOnly = await oidc.authorizationCodeGrant(config, new URL(done.location as string), {
+      pkceCodeVerifier: bare.verifier,
+      expectedState: bare.state,
+      expectedNonce: bare.nonce,
+    });
+    expect(openidOnly.claims()).toMatchObject({ sub: user.id });
+    expect(openidOnly.claims()).not.toHaveProperty('email');
+    expect(openidOnly.claims()).not.toHaveProperty('name');
+  });
+
   it("ending a user's sessions ends their OAuth grants: password change, revoke-all, deactivation, deletion", async () => {
     const user = await newUser();
     const api = await signIn(app, ws.id, user.email, PASSWORD);

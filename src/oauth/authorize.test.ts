@@ -428,6 +428,56 @@ describe('authorization endpoint and discovery', () => {
       expect(new URL(silent.location as string).searchParams.get('error')).toBe('login_required');
     });
 
+    it('RP-initiated logout sends people back to a registered post_logout_redirect_uri with its state, and refuses others', async () => {
+      const BYE = 'https://rp.example.com/signed-out';
+      const created = await call(app, 'POST', '/api/v1/applications', {
+        token: ws.apiKey,
+        body: { name: 'Logout RP', type: 'web', redirect_uris: [CALLBACK], post_logout_redirect_uris: [BYE] },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.data.post_logout_redirect_uris).toEqual([BYE]);
+      const client = { id: created.body.data.id as string, secret: created.body.data.client_secret as string };
+      const config = await relyingParty(client.id, oidc.ClientSecretBasic(client.secret));
+      const user = await newUser();
+      const browser = new Browser(app.url);
+      const { verifier, challenge } = await pkce();
+      const state = oidc.randomState();
+      const callback = await signInThrough(
+        browser,
+        authorizeUrl({
+          client_id: client.id,
+          response_type: 'code',
+          redirect_uri: CALLBACK,
+          scope: 'openid',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          state,
+        }),
+        user.email,
+      );
+      const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+      const idTokenHint = tokens.id_token as string;
+
+      for (const elsewhere of ['https://evil.example.com/signed-out', `${BYE}/`, CALLBACK]) {
+        const refused = await browser.go(
+          oidc.buildEndSessionUrl(config, { id_token_hint: idTokenHint, post_logout_redirect_uri: elsewhere }).href,
+        );
+        expect([refused.status, refused.location], elsewhere).toEqual([400, undefined]);
+        expect(refused.body).toContain('post_logout_redirect_uri not registered');
+      }
+
+      const ask = await browser.go(
+        oidc.buildEndSessionUrl(config, { id_token_hint: idTokenHint, post_logout_redirect_uri: BYE, state: 'bye-1' }).href,
+      );
+      expect(ask.status, ask.body).toBe(200);
+      const action = /<form id="op.logoutForm" method="post" action="([^"]+)"/.exec(ask.body)?.[1] as string;
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(ask.body)?.[1] as string;
+      const done = await browser.go(action, { xsrf, logout: 'yes' });
+      expect(done.location, done.body).toBe(`${BYE}?state=bye-1`);
+      const silent = await browser.go((await codeRequest({ prompt: 'none' })).url);
+      expect(new URL(silent.location as string).searchParams.get('error')).toBe('login_required');
+    });
+
     it('a stale or foreign interaction page is an expired page, never a 500', async () => {
       const browser = new Browser(app.url);
       const page = await browser.go(`${app.url}/oauth/interaction/not-a-real-uid`);

@@ -10,6 +10,7 @@ export interface ApplicationRow {
   name: string;
   type: ApplicationType;
   redirect_uris: string[];
+  post_logout_redirect_uris: string[];
   secret_hash: string | null;
 }
 
@@ -29,6 +30,7 @@ export function clientMetadata(app: ApplicationRow): AdapterPayload {
     [WORKSPACE_METADATA]: app.workspace_id,
     application_type: app.type === 'native' ? 'native' : 'web',
     redirect_uris: app.redirect_uris,
+    post_logout_redirect_uris: app.post_logout_redirect_uris,
     grant_types: grantTypesOf(app.type),
     response_types: app.type === 'm2m' ? [] : ['code'],
     token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',

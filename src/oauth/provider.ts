@@ -149,6 +149,10 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     findAccount,
     jwks: { keys: await deps.keys.idTokenKeys() },
     claims: CLAIMS,
+    // The claims a scope releases go into the id_token too, not only to userinfo, as Auth0 and Logto
+    // do: relying parties read `email` and `name` from the id_token (OpenID Connect Core 5.4 lets an
+    // OP return them at userinfo only when it issues an access token; clients expect both here).
+    conformIdTokenClaims: false,
     scopes: ['openid', 'offline_access', 'email', 'profile'],
     responseTypes: ['code'],
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],

@@ -47,6 +47,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * - the errors of `rfc6749Error`, and `WWW-Authenticate: Basic` on every 401 (§5.2);
  * - a token response always names its granted `scope`, "" when none (CONTRACT; the provider omits it
  *   when empty);
+ * - introspecting a JWT is `{"active": false}` (RFC 7662 §2.2), not `unsupported_token_type`;
  * - `Pragma: no-cache` beside every `Cache-Control: no-store` (§5.1).
  */
 export async function rfc6749Responses(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
@@ -57,7 +58,12 @@ export async function rfc6749Responses(ctx: KoaContextWithOIDC, next: () => Prom
   const { body } = ctx;
   if (!isRecord(body) || !CLIENT_AUTH_ROUTES.has(ctx.oidc.route)) return;
 
-  if (typeof body.error === 'string') {
+  if (ctx.oidc.route === 'introspection' && body.error === 'unsupported_token_type') {
+    // A JWT (an id_token, the service's own access token) is no token this endpoint issued: RFC 7662
+    // §2.2 answers an authorized caller `active: false` for a token that "does not exist on this server".
+    ctx.status = 200;
+    ctx.body = { active: false };
+  } else if (typeof body.error === 'string') {
     const replacement = rfc6749Error(ctx, body.error);
     if (replacement) {
       ctx.status = replacement.statusCode;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
-import { someIp } from '../../test/helpers/auth.ts';
+import { signIn, someIp } from '../../test/helpers/auth.ts';
 import { call } from '../../test/helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from '../../test/helpers/workspace.ts';
 
@@ -124,6 +124,21 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
       expect(await res.json(), label).toEqual({ error: 'unauthorized_client', error_description: expect.any(String) });
     }
     await expect.poll(() => auditErrors(backend.id)).toEqual(['unauthorized_client', 'unauthorized_client']);
+  });
+
+  it('introspecting a JWT it did not issue as a token (the API’s access token) is active: false, not an error (RFC 7662 §2.2)', async () => {
+    const { accessToken } = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const res = await post('/oauth/introspect', { token: accessToken }, { authorization: basic(m2m.id, m2m.secret) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({ active: false });
+    // The client is still authenticated first; revocation keeps RFC 7009's unsupported_token_type.
+    await expectInvalidClient(
+      await post('/oauth/introspect', { token: accessToken }, { authorization: basic(m2m.id, 'wrong') }),
+      'introspect',
+    );
+    const revoke = await post('/oauth/revoke', { token: accessToken }, { authorization: basic(m2m.id, m2m.secret) });
+    expect([revoke.status, (await revoke.json()).error]).toEqual([400, 'unsupported_token_type']);
   });
 
   it('a token response names its scope ("" when none) and says Pragma: no-cache beside Cache-Control: no-store', async () => {

@@ -24,6 +24,7 @@ import { Migration20261127010000_oidc_account } from './Migration20261127010000_
 import { Migration20261128000000_user_identities } from './Migration20261128000000_user_identities.ts';
 import { Migration20261128010000_invitation_role_set_null } from './Migration20261128010000_invitation_role_set_null.ts';
 import { Migration20261129000000_request_justification_optional } from './Migration20261129000000_request_justification_optional.ts';
+import { Migration20261130000000_post_logout_redirect_uris } from './Migration20261130000000_post_logout_redirect_uris.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -55,4 +56,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128000000_user_identities', class: Migration20261128000000_user_identities },
   { name: 'Migration20261128010000_invitation_role_set_null', class: Migration20261128010000_invitation_role_set_null },
   { name: 'Migration20261129000000_request_justification_optional', class: Migration20261129000000_request_justification_optional },
+  { name: 'Migration20261130000000_post_logout_redirect_uris', class: Migration20261130000000_post_logout_redirect_uris },
 ];

@@ -23,6 +23,8 @@ export class Application {
   name!: string;
   type!: ApplicationType;
   redirectUris!: string[];
+  /** Where RP-initiated logout may send people back to (`post_logout_redirect_uri`), matched exactly. */
+  postLogoutRedirectUris!: string[];
   secretHash!: string | null;
   /** The first characters of the secret, so people can tell secrets apart. */
   secretPrefix!: string | null;
@@ -41,6 +43,7 @@ export const ApplicationSchema = new EntitySchema<Application>({
     name: { type: 'string' },
     type: { type: 'string' },
     redirectUris: { type: 'json' },
+    postLogoutRedirectUris: { type: 'json' },
     secretHash: { type: 'string', nullable: true, lazy: true },
     secretPrefix: { type: 'string', nullable: true },
     createdAt: { type: 'Date', columnType: 'timestamptz' },

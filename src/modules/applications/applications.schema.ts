@@ -12,6 +12,8 @@ export const applicationOutput = z
     name: z.string(),
     type: z.enum(APPLICATION_TYPES),
     redirect_uris: z.array(z.string()),
+    /** Where RP-initiated logout (`/oauth/logout`) may send people back to. */
+    post_logout_redirect_uris: z.array(z.string()),
     grant_types: z.array(z.string()),
     token_endpoint_auth_method: z.enum(['client_secret_basic', 'none']),
     /** The first characters of the current secret (confidential types), to tell secrets apart. */
@@ -32,6 +34,10 @@ export const applicationPage = pageOf(applicationOutput);
 
 const name = z.string().trim().min(1).max(200);
 const redirectUris = z.array(z.string().max(4096)).max(MAX_REDIRECT_URIS);
+const postLogoutRedirectUris = redirectUris.describe(
+  'Where RP-initiated logout at `/oauth/logout` may send people back to (`post_logout_redirect_uri`, matched exactly); ' +
+    'the rules of redirect_uris; none for m2m',
+);
 
 export const listApplicationsInput = z.object({ type: z.enum(APPLICATION_TYPES).optional(), ...pageParams }).prefault({});
 /**
@@ -71,8 +77,10 @@ export const createApplicationInput = withAliases(
     app_type: typeInput.describe(aliasOf('type', "Auth0's name")),
     redirect_uris: redirectUris.default([]),
     callbacks: redirectUris.optional().describe(aliasOf('redirect_uris', "Auth0's name")),
+    post_logout_redirect_uris: postLogoutRedirectUris.default([]),
+    allowed_logout_urls: postLogoutRedirectUris.optional().describe(aliasOf('post_logout_redirect_uris', "Auth0's name")),
   }),
-  { app_type: 'type', callbacks: 'redirect_uris' },
+  { app_type: 'type', callbacks: 'redirect_uris', allowed_logout_urls: 'post_logout_redirect_uris' },
 );
 export const updateApplicationInput = withAliases(
   z.strictObject({
@@ -80,7 +88,9 @@ export const updateApplicationInput = withAliases(
     name: name.optional(),
     redirect_uris: redirectUris.optional(),
     callbacks: redirectUris.optional().describe(aliasOf('redirect_uris', "Auth0's name")),
+    post_logout_redirect_uris: postLogoutRedirectUris.optional(),
+    allowed_logout_urls: postLogoutRedirectUris.optional().describe(aliasOf('post_logout_redirect_uris', "Auth0's name")),
   }),
-  { callbacks: 'redirect_uris' },
+  { callbacks: 'redirect_uris', allowed_logout_urls: 'post_logout_redirect_uris' },
 );
 export const applicationIdInput = z.object({ id: z.string().max(100) });

@@ -6,7 +6,7 @@ import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { Application, isConfidential, type ApplicationType } from './application.entity.ts';
 import type { ApplicationView } from './applications.schema.ts';
-import { redirectUriProblems } from './redirect-uris.ts';
+import { postLogoutRedirectUriProblems, redirectUriProblems } from './redirect-uris.ts';
 
 /**
  * Where a type's tokens come from: the browser-facing types sign users in, `m2m` acts as itself. A
@@ -26,6 +26,7 @@ function toView(app: Application): ApplicationView {
     name: app.name,
     type: app.type,
     redirect_uris: app.redirectUris,
+    post_logout_redirect_uris: app.postLogoutRedirectUris,
     grant_types: grantTypesOf(app.type),
     token_endpoint_auth_method: isConfidential(app.type) ? 'client_secret_basic' : 'none',
     client_secret_prefix: app.secretPrefix,
@@ -35,8 +36,11 @@ function toView(app: Application): ApplicationView {
   };
 }
 
-function checkRedirectUris(type: ApplicationType, uris: readonly string[]): void {
-  const details = redirectUriProblems(type, uris);
+function checkRedirectUris(type: ApplicationType, uris: { redirect?: readonly string[]; postLogout?: readonly string[] }): void {
+  const details = [
+    ...(uris.redirect ? redirectUriProblems(type, uris.redirect) : []),
+    ...(uris.postLogout ? postLogoutRedirectUriProblems(type, uris.postLogout) : []),
+  ];
   if (details.length > 0) throw new AppError('BAD_REQUEST', 'The redirect URIs are not acceptable', { details });
 }
 
@@ -70,17 +74,18 @@ function defaultType(redirectUris: readonly string[]): ApplicationType {
 
 export async function createApplication(
   scope: AuditScope,
-  input: { name: string; type?: ApplicationType; redirect_uris: string[] },
+  input: { name: string; type?: ApplicationType; redirect_uris: string[]; post_logout_redirect_uris: string[] },
   now: Date,
 ): Promise<ApplicationView & { client_secret?: string }> {
   const type = input.type ?? defaultType(input.redirect_uris);
-  checkRedirectUris(type, input.redirect_uris);
+  checkRedirectUris(type, { redirect: input.redirect_uris, postLogout: input.post_logout_redirect_uris });
   const app = Object.assign(new Application(), {
     id: newId('app'),
     workspaceId: scope.workspaceId,
     name: input.name,
     type,
     redirectUris: input.redirect_uris,
+    postLogoutRedirectUris: input.post_logout_redirect_uris,
     secretHash: null,
     secretPrefix: null,
     createdAt: now,
@@ -92,7 +97,12 @@ export async function createApplication(
   recordAudit(scope, {
     eventType: 'application.create',
     target: { type: 'application', id: app.id },
-    details: { name: app.name, type: app.type, redirect_uris: app.redirectUris },
+    details: {
+      name: app.name,
+      type: app.type,
+      redirect_uris: app.redirectUris,
+      post_logout_redirect_uris: app.postLogoutRedirectUris,
+    },
   });
   await scope.em.flush();
   return { ...toView(app), ...(secret ? { client_secret: secret } : {}) };
@@ -100,18 +110,20 @@ export async function createApplication(
 
 export async function updateApplication(
   scope: AuditScope,
-  input: { id: string; name?: string; redirect_uris?: string[] },
+  input: { id: string; name?: string; redirect_uris?: string[]; post_logout_redirect_uris?: string[] },
   now: Date,
 ): Promise<ApplicationView> {
   const app = await findApplication(scope.em, input.id);
-  if (input.redirect_uris) checkRedirectUris(app.type, input.redirect_uris);
+  checkRedirectUris(app.type, { redirect: input.redirect_uris, postLogout: input.post_logout_redirect_uris });
   const changes = {
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.redirect_uris !== undefined ? { redirect_uris: input.redirect_uris } : {}),
+    ...(input.post_logout_redirect_uris !== undefined ? { post_logout_redirect_uris: input.post_logout_redirect_uris } : {}),
   };
   Object.assign(app, {
     name: input.name ?? app.name,
     redirectUris: input.redirect_uris ?? app.redirectUris,
+    postLogoutRedirectUris: input.post_logout_redirect_uris ?? app.postLogoutRedirectUris,
     updatedAt: now,
   });
   recordAudit(scope, { eventType: 'application.update', target: { type: 'application', id: app.id }, details: changes });

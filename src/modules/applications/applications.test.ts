@@ -126,6 +126,31 @@ describe('applications', () => {
     expect(twice.status).toBe(400);
   });
 
+  it('registers post-logout redirect URIs (Auth0: allowed_logout_urls) with the redirect URIs’ rules; none for m2m', async () => {
+    const bye = 'https://app.example.com/signed-out';
+    const site = await create({ name: 'Logout', type: 'web', redirect_uris: ['https://app.example.com/cb'] });
+    expect(site.body.data.post_logout_redirect_uris).toEqual([]);
+    const patch = (body: object) => call(app, 'PATCH', `/api/v1/applications/${site.body.data.id}`, { token: ws.apiKey, body });
+    const updated = await patch({ allowed_logout_urls: [bye] });
+    expect([updated.status, updated.body.data.post_logout_redirect_uris]).toEqual([200, [bye]]);
+    const read = await call(app, 'GET', `/api/v1/applications/${site.body.data.id}`, { token: ws.apiKey });
+    expect(read.body.data).toMatchObject({ post_logout_redirect_uris: [bye], redirect_uris: ['https://app.example.com/cb'] });
+    const insecure = await patch({ post_logout_redirect_uris: [bye, 'http://app.example.com/bye', bye] });
+    expect([insecure.status, insecure.body.error.details.map((d: { path: string }) => d.path)]).toEqual([
+      400,
+      ['post_logout_redirect_uris.1', 'post_logout_redirect_uris.2'],
+    ]);
+    const spa = await create({
+      name: 'SPA',
+      type: 'spa',
+      redirect_uris: ['http://localhost:5173/cb'],
+      allowed_logout_urls: ['http://localhost:5173/'],
+    });
+    expect([spa.status, spa.body.data.post_logout_redirect_uris]).toEqual([201, ['http://localhost:5173/']]);
+    const backend = await create({ name: 'Backend', type: 'm2m', post_logout_redirect_uris: [bye] });
+    expect([backend.status, backend.body.error.details]).toEqual([400, [expect.objectContaining({ path: 'post_logout_redirect_uris' })]]);
+  });
+
   it('lists with pagination and a type filter, never showing a secret', async () => {
     const created = await create({ name: 'Listed backend', type: 'm2m' });
     const list = await call(app, 'GET', '/api/v1/applications?per_page=100', { token: ws.apiKey });

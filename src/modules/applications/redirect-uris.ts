@@ -48,12 +48,30 @@ export function redirectUriProblems(type: ApplicationType, uris: readonly string
     return uris.length > 0 ? [{ path: 'redirect_uris', message: 'machine-to-machine applications have no redirect URIs' }] : [];
   }
   if (uris.length === 0) return [{ path: 'redirect_uris', message: `a ${type} application needs at least one redirect URI` }];
+  return listProblems(type, uris, 'redirect_uris');
+}
+
+/**
+ * The URIs RP-initiated logout may send people back to (`post_logout_redirect_uris`, Auth0's "allowed
+ * logout URLs"): the same rules as redirect URIs, and none is needed. Machine-to-machine apps sign
+ * nobody in, so they have none.
+ */
+export function postLogoutRedirectUriProblems(type: ApplicationType, uris: readonly string[]): FieldProblem[] {
+  if (type === 'm2m') {
+    return uris.length > 0
+      ? [{ path: 'post_logout_redirect_uris', message: 'machine-to-machine applications sign nobody in and have no logout URIs' }]
+      : [];
+  }
+  return listProblems(type, uris, 'post_logout_redirect_uris');
+}
+
+function listProblems(type: ApplicationType, uris: readonly string[], field: string): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const seen = new Set<string>();
   uris.forEach((uri, index) => {
     const problem = seen.has(uri) ? 'is listed twice' : problemWith(type, uri);
     seen.add(uri);
-    if (problem) problems.push({ path: `redirect_uris.${index}`, message: problem });
+    if (problem) problems.push({ path: `${field}.${index}`, message: problem });
   });
   return problems;
 }

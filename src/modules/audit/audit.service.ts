@@ -113,8 +113,11 @@ export async function listAuditEvents(orm: MikroORM, workspaceId: string, query:
   const where = whereOf(workspaceId, query);
   const statements = statementsFor(where);
   const { limit, offset } = offsetOf(query);
+  // Pages reach the newest AUDIT_WINDOW matches, the ones `total` counts: a page past them is empty
+  // without reading the index that far, and the page across the edge stops at it.
+  const reach = Math.min(limit, AUDIT_WINDOW - offset);
   const [rows, counted] = await Promise.all([
-    runStatement<AuditRow>(orm, statements.page, [...where.params, limit, offset]),
+    reach > 0 ? runStatement<AuditRow>(orm, statements.page, [...where.params, reach, offset]) : Promise.resolve([]),
     runStatement<{ total: number }>(orm, statements.count, where.params),
   ]);
   const total = counted[0]?.total ?? 0;

@@ -161,7 +161,7 @@ export const authRouter = router({
     .query(async ({ ctx }) => {
       const held = ctx.principal.grants;
       const permissions = held.includes('*') ? ALL_PERMISSIONS : ALL_PERMISSIONS.filter((p) => held.includes(p));
-      const user = await getUser(ctx.deps.orm, ctx.workspaceId, ctx.userId);
+      const user = await getUser(ctx.deps.orm, ctx.workspaceId, ctx.userId, ctx.deps.clock.now());
       return { user, workspace_id: ctx.workspaceId, roles: ctx.principal.roles, permissions };
     }),
 

@@ -122,6 +122,27 @@ describe('POST /api/v1/auth/login', () => {
     expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
   });
 
+  it('shows a lock from failed sign-ins as over once it is, before anyone signs in again', async () => {
+    const user = await newUser('lapsed');
+    const admin = await newUser('admin-locked');
+    await call(app, 'PATCH', `/api/v1/users/${admin.id}`, { token: ws.apiKey, body: { status: 'locked' } });
+    for (let i = 0; i < 10; i++) await login(app, ws.id, user.email, `wrong ${i} password`);
+    const read = async () => {
+      const one = await call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey });
+      const ids = async (status: string) =>
+        (await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(user.email)}&status=${status}`, { token: ws.apiKey })).body.data.map(
+          (u: { id: string }) => u.id,
+        );
+      return { status: one.body.data.status, locked: await ids('locked'), active: await ids('active') };
+    };
+    expect(await read()).toEqual({ status: 'locked', locked: [user.id], active: [] });
+
+    app.clock.advance(15 * 60 * 1000 + 1000);
+    expect(await read()).toEqual({ status: 'active', locked: [], active: [user.id] });
+    const adminLocked = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(admin.email)}&status=locked`, { token: ws.apiKey });
+    expect(adminLocked.body.data.map((u: { status: string }) => u.status)).toEqual(['locked']);
+  });
+
   it('lets an admin unlock with PATCH {"status": "active"}', async () => {
     const user = await newUser('unlock');
     for (let i = 0; i < 10; i++) await login(app, ws.id, user.email, `wrong ${i} password`);

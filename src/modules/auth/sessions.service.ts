@@ -99,7 +99,7 @@ async function tokensFor(
     refresh_token: refreshToken,
     token_type: 'Bearer',
     expires_in: deps.config.ACCESS_TOKEN_TTL,
-    user: userRowToView(row),
+    user: userRowToView(row, deps.clock.now()),
   };
 }
 

@@ -64,6 +64,7 @@ export const UserRef = builder.objectRef<UserView>('User').implement({
     lastSignInAt: t.exposeString('last_sign_in_at', { nullable: true }),
     emailVerified: t.exposeBoolean('email_verified'),
     mfaEnabled: t.exposeBoolean('mfa_enabled'),
+    metadata: t.field({ type: 'JSON', resolve: (user) => user.metadata }),
   }),
 });
 

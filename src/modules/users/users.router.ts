@@ -11,7 +11,7 @@ export const usersRouter = router({
     .meta({ openapi: { method: 'GET', path: '/api/v1/users', tags: ['users'], summary: 'List users', protect: true } })
     .input(listUsersInput)
     .output(userPage)
-    .query(({ ctx, input }) => listUsers(ctx.deps.orm, ctx.workspaceId, input)),
+    .query(({ ctx, input }) => listUsers(ctx.deps.orm, ctx.workspaceId, input, ctx.deps.clock.now())),
 
   create: managementProcedure('users:write')
     .meta({
@@ -31,7 +31,7 @@ export const usersRouter = router({
     .meta({ openapi: { method: 'GET', path: '/api/v1/users/{id}', tags: ['users'], summary: 'Get a user', protect: true } })
     .input(userIdInput)
     .output(userOutput)
-    .query(({ ctx, input }) => getUser(ctx.deps.orm, ctx.workspaceId, input.id)),
+    .query(({ ctx, input }) => getUser(ctx.deps.orm, ctx.workspaceId, input.id, ctx.deps.clock.now())),
 
   /** GraphQL only: roles, groups and factor counts of a page of users, for the reports' dataloader. */
   relations: managementProcedure('users:read')

@@ -9,7 +9,7 @@ import { hashPassword } from '../../core/passwords.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from './user.entity.ts';
-import { USER_COLUMNS, userRowToView, type UserRow } from './user-row.ts';
+import { USER_COLUMNS, statusAt, statusAtSql, userRowToView, type UserRow } from './user-row.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
 import { guardOwner } from '../roles/owners.ts';
@@ -17,12 +17,12 @@ import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 
-export function toUserView(user: User, mfaEnabled = false): UserView {
+export function toUserView(user: User, now: Date, mfaEnabled = false): UserView {
   return {
     id: user.id,
     email: user.email,
     name: user.name,
-    status: user.status,
+    status: statusAt(user.status, user.lockedUntil, now),
     created_at: user.createdAt.toISOString(),
     updated_at: user.updatedAt.toISOString(),
     last_sign_in_at: user.lastSignInAt?.toISOString() ?? null,
@@ -74,7 +74,7 @@ export async function createUser(scope: AuditScope, input: CreateUserInput): Pro
   recordAudit(scope, { eventType: 'user.create', target: { type: 'user', id: user.id }, details: { email: user.email } });
   emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name });
   await em.flush();
-  return toUserView(user);
+  return toUserView(user, user.createdAt);
 }
 
 /*
@@ -93,10 +93,12 @@ interface ListStatements {
 
 function listStatements(withQ: boolean, withStatus: boolean): ListStatements {
   const filters = ['users.workspace_id = $1'];
-  if (withStatus) filters.push('users.status = $2');
-  if (withQ) filters.push(`(users.email ilike $${withStatus ? 3 : 2} or users.name ilike $${withStatus ? 3 : 2})`);
+  // A status is the one shown at the time given after it ($3), so a lapsed lock lists as active.
+  if (withStatus) filters.push(`${statusAtSql('$3::timestamptz')} = $2`);
+  const q = withStatus ? 4 : 2;
+  if (withQ) filters.push(`(users.email ilike $${q} or users.name ilike $${q})`);
   const where = filters.join(' and ');
-  const n = filters.length;
+  const n = (withStatus ? 3 : 1) + (withQ ? 1 : 0);
   const name = `users_list${withQ ? '_q' : ''}${withStatus ? '_status' : ''}`;
   const columns = withQ ? `${USER_COLUMNS}, count(*) over ()::int as total` : USER_COLUMNS;
   return {
@@ -115,22 +117,30 @@ async function countUsers(orm: MikroORM, statement: Statement, params: unknown[]
   return row?.total ?? 0;
 }
 
-export async function listUsers(orm: MikroORM, workspaceId: string, query: ListUsersInput) {
+export async function listUsers(orm: MikroORM, workspaceId: string, query: ListUsersInput, now: Date) {
   const statements = LIST_STATEMENTS.get(`${!!query.q}:${!!query.status}`) as ListStatements;
   const params: unknown[] = [workspaceId];
-  if (query.status) params.push(query.status);
+  if (query.status) params.push(query.status, now.toISOString());
   if (query.q) params.push(likePattern(query.q));
   const { limit, offset } = offsetOf(query);
   if (statements.countsInPage) {
     const rows = await runStatement<UserRow & { total: number }>(orm, statements.page, [...params, limit, offset]);
     const total = rows[0]?.total ?? (offset > 0 ? await countUsers(orm, statements.count, params) : 0);
-    return toPage(rows.map(userRowToView), total, query);
+    return toPage(
+      rows.map((row) => userRowToView(row, now)),
+      total,
+      query,
+    );
   }
   const [rows, total] = await Promise.all([
     runStatement<UserRow>(orm, statements.page, [...params, limit, offset]),
     countUsers(orm, statements.count, params),
   ]);
-  return toPage(rows.map(userRowToView), total, query);
+  return toPage(
+    rows.map((row) => userRowToView(row, now)),
+    total,
+    query,
+  );
 }
 
 /** An id of another workspace, or one that is not a user id at all, is NOT_FOUND. */
@@ -166,10 +176,10 @@ const userLookup = perOwner(
 );
 
 /** The most frequent read of the API, so a prepared statement rather than an ORM find (core/sql.ts). */
-export async function getUser(orm: MikroORM, workspaceId: string, id: string): Promise<UserView> {
+export async function getUser(orm: MikroORM, workspaceId: string, id: string, now: Date): Promise<UserView> {
   const row = isId('usr', id) ? await userLookup(orm).load(`${workspaceId} ${id}`) : undefined;
   if (!row) throw new AppError('NOT_FOUND', 'No such user');
-  return userRowToView(row);
+  return userRowToView(row, now);
 }
 
 export async function updateUser(scope: AuditScope, principal: Principal, input: UpdateUserInput, now: Date): Promise<UserView> {
@@ -221,7 +231,7 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
     emitEvent(scope, 'user.updated', { id: user.id, email: user.email, changes: Object.keys(changes) });
   }
   await scope.em.flush();
-  return toUserView(user, (await withFactors(scope.em, [user.id])).has(user.id));
+  return toUserView(user, now, (await withFactors(scope.em, [user.id])).has(user.id));
 }
 
 /** Deletes a user and, with them, their sessions, factors and role assignments. Never the last owner; an owner only by an owner. */

@@ -235,6 +235,17 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     const cross = await graphql(app, 'query($id: ID!) { user(id: $id) { id } }', { id: other.owner.id }, ws.apiKey);
     expect(cross.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
   });
+
+  it('answers on GraphQL every field REST answers, camelCased, with the same values', async () => {
+    const rest = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: uniqueEmail('same'), password: 'password-123', name: 'Same', metadata: { plan: 'pro', seats: 3 } },
+    });
+    const fields = Object.keys(rest.body.data).map((key) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()));
+    const got = await graphql(app, `query($id: ID!) { user(id: $id) { ${fields.join(' ')} } }`, { id: rest.body.data.id }, ws.apiKey);
+    expect(got.body.errors).toBeUndefined();
+    expect(Object.values(got.body.data.user)).toEqual(Object.values(rest.body.data));
+  });
 });
 
 describe('deleting and deactivating users', () => {
