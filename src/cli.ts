@@ -25,7 +25,13 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+const HELP_FLAGS = new Set(['--help', '-h', 'help']);
+
 async function run(argv: string[]): Promise<void> {
+  if (argv.some((arg) => HELP_FLAGS.has(arg))) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const [group, command, ...rest] = argv;
   const config = loadConfig(process.env);
   const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, (line) => process.stderr.write(line));

@@ -3,6 +3,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_FILES } from '../scripts/schema-files.ts';
 import { buildOpenApiDocument } from '../src/core/openapi.ts';
+import { startTestApp } from './helpers/app.ts';
+import { call } from './helpers/http.ts';
 
 describe('generated contracts', () => {
   it.each(Object.keys(SCHEMA_FILES))('%s is current (run npm run schema)', async (file) => {
@@ -81,5 +83,55 @@ describe('generated contracts', () => {
     expect(statuses('get', '/api/v1/users')).not.toContain('404');
     expect(statuses('post', '/api/v1/webhooks/')).not.toContain('409');
     expect(Object.keys(doc.components?.schemas ?? {}).filter((name) => name.startsWith('error.'))).toEqual([]);
+  });
+
+  it('describes the bodies the browser routes refuse with: the envelope on /api/v1, RFC 6749 JSON (or a page for browsers) on /oauth', async () => {
+    const doc = buildOpenApiDocument('http://localhost');
+    type Answer = { content?: Record<string, { schema: unknown }> };
+    const answer = (method: string, path: string, status: string): Answer | undefined =>
+      (doc.paths?.[path] as Record<string, { responses: Record<string, Answer> }> | undefined)?.[method]?.responses[status];
+    const envelope = { $ref: '#/components/schemas/Error' };
+    const refusals = [
+      ['/api/v1/auth/oauth/{provider}/start', ['400', '404']],
+      ['/api/v1/auth/oauth/{provider}/callback', ['400', '401', '404']],
+      ['/api/v1/auth/sso/start', ['400', '404']],
+    ] as const;
+    for (const [path, statuses] of refusals) {
+      for (const status of statuses)
+        expect(answer('get', path, status)?.content?.['application/json']?.schema, `${path} ${status}`).toEqual(envelope);
+    }
+    for (const [method, path] of [
+      ['get', '/oauth/authorize'],
+      ['post', '/oauth/authorize'],
+      ['get', '/oauth/logout'],
+      ['post', '/oauth/logout'],
+    ]) {
+      const content = answer(method as string, path as string, '400')?.content ?? {};
+      expect(content['application/json']?.schema, `${method} ${path}`).toEqual(expect.objectContaining({ required: ['error'] }));
+      expect(Object.keys(content), `${method} ${path}`).toContain('text/html');
+    }
+
+    // What the service answers matches: an unknown client at /oauth/authorize gets RFC 6749 JSON unless
+    // the caller asks for HTML, and a social callback whose state names nothing is INVALID_TOKEN.
+    const app = await startTestApp();
+    try {
+      const authorize = await call(
+        app,
+        'GET',
+        '/oauth/authorize?client_id=app_nope&redirect_uri=https%3A%2F%2Fx.test%2Fcb&response_type=code',
+      );
+      expect(authorize.status).toBe(400);
+      expect(authorize.body).toEqual(expect.objectContaining({ error: 'invalid_client' }));
+      const page = await fetch(`${app.url}/oauth/authorize?client_id=app_nope&redirect_uri=https%3A%2F%2Fx.test%2Fcb&response_type=code`, {
+        headers: { accept: 'text/html' },
+      });
+      expect(page.status).toBe(400);
+      expect(page.headers.get('content-type')).toContain('text/html');
+      const callback = await call(app, 'GET', '/api/v1/auth/oauth/google/callback?state=nothing-in-flight&code=x');
+      expect(callback.status).toBe(401);
+      expect(callback.body.error.code).toBe('INVALID_TOKEN');
+    } finally {
+      await app.close();
+    }
   });
 });

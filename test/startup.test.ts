@@ -4,9 +4,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
-import { TEST_MASTER_KEY } from './helpers/app.ts';
+import { startTestApp, TEST_MASTER_KEY } from './helpers/app.ts';
 
 /** `npm start` as a user runs it: a real process, its own port and DATA_DIR. */
 interface Started {
@@ -160,6 +160,17 @@ const realServices = process.env.DATABASE_URL && process.env.REDIS_URL;
   }, 60_000);
 });
 
+describe('npm run cli -- --help', () => {
+  it('prints the usage on stdout and exits 0, also after a command', async () => {
+    for (const args of [['--help'], ['-h'], ['workspaces', 'create', '--help']]) {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+        env: { ...process.env, DATABASE_URL: '', REDIS_URL: '' },
+      });
+      expect(stdout, args.join(' ')).toContain('npm run cli -- workspaces create --name NAME --owner-email EMAIL');
+    }
+  }, 60_000);
+});
+
 describe('configuration errors', () => {
   it('stop start-up with a message naming the variable', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -172,6 +183,21 @@ describe('configuration errors', () => {
     expect(err).toContain('PORT');
     expect(err).toContain('REDIS_URL');
   }, 30_000);
+
+  it('says that the master key is not the one the database was sealed with, and which variable to set', async () => {
+    // The run's database holds signing keys sealed under TEST_MASTER_KEY once an app has started on it.
+    await (await startTestApp()).close();
+    const otherKey = Buffer.alloc(32, 9).toString('base64');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, BASE_URL: '', REDIS_URL: '', DATABASE_URL: inject('databaseUrl'), VAULT_MASTER_KEY: otherKey, PORT: '0' },
+    });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(err).toContain('does not open with the master key in use');
+    expect(err).toContain('Set VAULT_MASTER_KEY to the key the database was first used with');
+  }, 60_000);
 
   it('says which DATA_DIR could not be opened, and what to check, when it holds something else', async () => {
     const ownDir = await mkdtemp(join(tmpdir(), 'identity-junk-'));

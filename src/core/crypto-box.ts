@@ -40,6 +40,20 @@ export interface Envelope {
   keyId: string;
 }
 
+/** A sealed secret that no configured master key opens. */
+export class MasterKeyMismatchError extends Error {
+  override readonly name = 'MasterKeyMismatchError';
+
+  constructor(keyId: string, cause: unknown) {
+    super(
+      `A secret in the database does not open with the master key in use (${keyId}): it was sealed under another one, or altered. ` +
+        'Set VAULT_MASTER_KEY to the key the database was first used with (by default DATA_DIR/master.key of the instance that ' +
+        'created it; every instance must share it), or name that key in VAULT_MASTER_KEY_PREVIOUS during a rotation.',
+      { cause },
+    );
+  }
+}
+
 /**
  * Secrets at rest under the master key (VAULT_MASTER_KEY), for what must be read back: signing keys,
  * TOTP secrets and provider client secrets directly (`seal`/`open`), vault values by envelope
@@ -81,7 +95,12 @@ export class CryptoBox {
     return [this.key, ...this.previous.values()].map((key) => derive(key, purpose));
   }
 
-  /** Opens with the current key, else with a previous one (a value sealed before a rotation). */
+  /**
+   * Opens with the current key, else with a previous one (a value sealed before a rotation). A value
+   * none of them opens was sealed under a master key this process was not given (a second instance
+   * without the shared VAULT_MASTER_KEY, a DATA_DIR/master.key lost while the database was kept): the
+   * error says so instead of the cipher's "unable to authenticate data".
+   */
   open(sealed: string): string {
     try {
       return openWith(this.key, sealed).toString('utf8');
@@ -90,11 +109,11 @@ export class CryptoBox {
         try {
           return openWith(key, sealed).toString('utf8');
         } catch {
-          // Not this key either: try the next, and fail with the current key's error below.
+          // Not this key either: try the next, and fail below.
           continue;
         }
       }
-      throw error;
+      throw new MasterKeyMismatchError(this.keyId, error);
     }
   }
 

@@ -207,8 +207,11 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
     title: 'Identity service API',
     description:
-      'Multi-tenant identity and access service. Every response is an envelope: `{"data": …}` (lists add `meta`) or ' +
-      '`{"error": {"code", "message"}, "meta": {"request_id"}}`, and carries `X-Request-ID`.',
+      'Multi-tenant identity and access service. Every `/api/v1` and `/platform/v1` response is an envelope: ' +
+      '`{"data": …}` (lists add `meta`: `total`, `page`, `per_page`) or `{"error": {"code", "message", "details"?}, ' +
+      '"meta": {"request_id"}}` (`details` lists field problems on BAD_REQUEST). `/oauth/*` and `/.well-known/*` answer ' +
+      'their RFC bodies (`{"error", "error_description"}` on errors). Every response carries `X-Request-ID`. Public ' +
+      'calls (sign-in, password reset) name their workspace with the `X-Tenant-ID` header.',
     version: '1.0.0',
     openApiVersion: '3.1.0',
     baseUrl,

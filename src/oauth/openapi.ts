@@ -98,9 +98,17 @@ const AUTHORIZE_PARAMS = [
   query('login_hint', 'Prefills the email on the sign-in page'),
 ];
 
+/** An error that cannot go back to the client: RFC 6749's JSON body, or an HTML page when the caller accepts text/html (a browser). */
+function unredirectableError(description: string): Json {
+  return {
+    description,
+    content: { 'application/json': { schema: OAUTH_ERROR }, 'text/html': { schema: { type: 'string' } } },
+  };
+}
+
 const AUTHORIZE_RESPONSES = {
   '303': { description: 'To the hosted sign-in, or back to redirect_uri with code, state and iss (or error and state)' },
-  '400': { description: 'HTML error page: unknown client or redirect URI mismatch (never redirected)' },
+  '400': unredirectableError('Unknown client or redirect URI mismatch (never redirected): the RFC 6749 error, an HTML page for browsers'),
 };
 
 /** The same parameters as a form body's schema. */
@@ -127,7 +135,7 @@ const LOGOUT_RESPONSES = {
     content: { 'text/html': { schema: { type: 'string' } } },
   },
   '303': { description: 'Back to post_logout_redirect_uri (with state) once signed out' },
-  '400': { description: 'HTML error page: an unknown client or post_logout_redirect_uri' },
+  '400': unredirectableError('An unknown client or post_logout_redirect_uri: the RFC 6749 error, an HTML page for browsers'),
 };
 
 /** UserInfo, answered the same to a GET and a POST. */

@@ -318,6 +318,7 @@ describe('actions API', () => {
       for (const path of ['deploy', 'test']) {
         const res = await call(app, 'POST', `/api/v1/actions/${id}/${path}`, { token: ws.apiKey, body: {} });
         expect(res.status, path).toBe(503);
+        expect(res.body.error.code, path).toBe('UNAVAILABLE');
         expect(res.body.error.message).toContain('isolated-vm');
       }
       expect((await call(app, 'GET', `/api/v1/actions/${id}`, { token: ws.apiKey })).body.data.status).toBe('draft');

@@ -197,7 +197,7 @@ describe('action sandbox without isolated-vm', () => {
         () => null,
         (e: unknown) => e,
       );
-      expect(error).toMatchObject({ appCode: 'INTERNAL', status: 503 });
+      expect(error).toMatchObject({ appCode: 'UNAVAILABLE', status: 503 });
       expect((error as Error).message).toContain('isolated-vm');
     }
   });

@@ -63,7 +63,7 @@ class SandboxCrashed extends Error {
 }
 
 function unavailable(reason: string): AppError {
-  return new AppError('INTERNAL', `Actions are unavailable on this server: ${reason}`, { status: 503 });
+  return new AppError('UNAVAILABLE', `Actions are unavailable on this server: ${reason}`);
 }
 
 interface Pending {

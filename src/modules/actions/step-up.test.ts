@@ -344,6 +344,7 @@ describe('actions at sign-in', () => {
       try {
         const res = await login(app, ws.id, user.email, PASSWORD);
         expect(res.status).toBe(503);
+        expect(res.body.error.code).toBe('UNAVAILABLE');
         expect(res.body.error.message).toContain('isolated-vm');
         expect((await loginFailures(ws, user.id)).at(-1)?.details).toMatchObject({ reason: 'action_unavailable', action_id: id });
         // Workspaces without deployed actions never ask the sandbox.

@@ -38,7 +38,7 @@ export const emailTemplatesRouter = router({
         method: 'PUT',
         path: '/api/v1/email-templates/{key}',
         tags,
-        summary: 'Replace a template’s subject, HTML and text (Mustache; values are HTML-escaped in the HTML)',
+        summary: 'Update a template’s subject, HTML or text; parts not sent stay (Mustache; values are HTML-escaped in the HTML)',
         protect: true,
       },
       audit: 'email_template.update',

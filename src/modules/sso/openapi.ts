@@ -14,7 +14,13 @@ const param = (name: string, where: 'query' | 'path', description: string, requi
   schema: { type: 'string' },
 });
 
-const ERROR = { description: 'The envelope error (BAD_REQUEST, NOT_FOUND, RATE_LIMITED)' };
+/** These routes answer their refusals in the envelope, like every other /api/v1 call. */
+const error = (description: string): Json => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+const BAD_REQUEST = error('BAD_REQUEST: no workspace named, a redirect_uri that is not allowed, a malformed state');
+const NOT_FOUND = error('NOT_FOUND: no such workspace, or the provider or organization does not sign in there');
 
 const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID)');
 const redirectUri = param('redirect_uri', 'query', 'Where the result goes: one of the workspace’s applications’ redirect URIs');
@@ -36,7 +42,7 @@ export function browserSignInPaths(): Record<string, Json> {
           redirectUri,
           appState,
         ],
-        responses: { '302': { description: 'To the provider’s authorization page' }, '400': ERROR, '404': ERROR, '429': ERROR },
+        responses: { '302': { description: 'To the provider’s authorization page' }, '400': BAD_REQUEST, '404': NOT_FOUND },
       },
     },
     '/api/v1/auth/oauth/{provider}/callback': {
@@ -52,8 +58,9 @@ export function browserSignInPaths(): Record<string, Json> {
         ],
         responses: {
           '303': { description: 'To redirect_uri with code, or with error and error_description; then the app’s state, if it sent one' },
-          '400': ERROR,
-          '404': ERROR,
+          '400': error('BAD_REQUEST: no state, or a callback from another provider than the sign-in started with'),
+          '401': error('INVALID_TOKEN: the state names no sign-in in flight (unknown, expired or already completed)'),
+          '404': error('NOT_FOUND: no such provider'),
         },
       },
     },
@@ -69,7 +76,7 @@ export function browserSignInPaths(): Record<string, Json> {
           redirectUri,
           appState,
         ],
-        responses: { '302': { description: 'To the organization’s identity provider' }, '400': ERROR, '404': ERROR },
+        responses: { '302': { description: 'To the organization’s identity provider' }, '400': BAD_REQUEST, '404': NOT_FOUND },
       },
     },
   };

@@ -41,7 +41,13 @@ export const usersRouter = router({
 
   update: managementProcedure('users:write')
     .meta({
-      openapi: { method: 'PATCH', path: '/api/v1/users/{id}', tags: ['users'], summary: 'Update a user (name, status)', protect: true },
+      openapi: {
+        method: 'PATCH',
+        path: '/api/v1/users/{id}',
+        tags: ['users'],
+        summary: 'Update a user (name, email, email_verified, status, metadata)',
+        protect: true,
+      },
       audit: 'user.update',
       conflict: 'Another user has this email, or the last owner would be deactivated',
     })

@@ -28,7 +28,7 @@ describe('what a failed call tells the person', () => {
     expect(problemOf(TRPCClientError.from(new TypeError('fetch failed'))).code).toBe('NETWORK');
     const unavailable = new TRPCClientError('Actions are unavailable on this server: isolated-vm is not installed', {
       result: {
-        error: { code: -32603, message: 'Actions are unavailable on this server', data: { appCode: 'INTERNAL', httpStatus: 503 } },
+        error: { code: -32603, message: 'Actions are unavailable on this server', data: { appCode: 'UNAVAILABLE', httpStatus: 503 } },
       },
     });
     expect(problemOf(unavailable)).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('unavailable on this server') });
