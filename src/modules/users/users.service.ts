@@ -201,6 +201,10 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
   if (locks) {
     changes.status = { from: user.status, to: 'locked' };
     Object.assign(user, { status: 'locked', lockedUntil: null });
+    // Written before the sessions end: a sign-in racing the lock either committed first (and its
+    // session ends here) or waits for this row and is refused.
+    await scope.em.flush();
+    changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_locked');
   }
   if (deactivates) {
     changes.status = { from: user.status, to: 'deactivated' };
