@@ -152,6 +152,23 @@ describe('passwords: forgot, reset, change', () => {
     expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
   });
 
+  it("retires the reset links sent to the old address when an admin changes the user's email", async () => {
+    const user = await newUser();
+    await forgot(user.email);
+    const sentToOld = resetTokenIn(await mail.waitFor(user.email)).token;
+    const email = uniqueEmail('moved');
+    const moved = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { email } });
+    expect([moved.status, moved.body.data.email]).toEqual([200, email]);
+    const stale = await reset(sentToOld, 'an attacker passphrase');
+    expect([stale.status, stale.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await login(app, ws.id, email, 'an attacker passphrase')).status).toBe(401);
+    // A link sent to the new address works.
+    app.clock.advance(61 * 1000);
+    await forgot(email);
+    expect((await reset(resetTokenIn(await mail.waitFor(email)).token, NEW_PASSWORD)).status).toBe(200);
+    expect((await login(app, ws.id, email, NEW_PASSWORD)).status).toBe(200);
+  });
+
   it('refuses a reset token presented with another workspace in X-Tenant-ID, without spending it', async () => {
     const user = await newUser();
     const other = await createWorkspace(app);

@@ -12,6 +12,7 @@ import { User } from './user.entity.ts';
 import { USER_COLUMNS, userRowToView, type UserRow } from './user-row.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
+import { retireResetLinks } from '../auth/password.service.ts';
 import { guardOwner } from '../roles/owners.ts';
 import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import type { Principal } from '../../core/auth.ts';
@@ -189,6 +190,7 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
     }
     changes.email = { from: user.email, to: input.email };
     Object.assign(user, { email: input.email, emailVerified: false });
+    await retireResetLinks(scope.em, user.id, now);
   }
   if (input.name !== undefined && input.name !== user.name) {
     user.name = input.name;
