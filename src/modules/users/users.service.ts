@@ -190,7 +190,6 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
     }
     changes.email = { from: user.email, to: input.email };
     Object.assign(user, { email: input.email, emailVerified: false });
-    await retireResetLinks(scope.em, user.id, now);
   }
   if (input.name !== undefined && input.name !== user.name) {
     user.name = input.name;
@@ -213,6 +212,9 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
     user.status = 'deactivated';
     changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_deactivated');
   }
+  // Reset links sent before are for an address the account no longer has, or for an account an
+  // admin has just barred: none of them works afterwards, reactivated or unlocked.
+  if (newEmail || locks || deactivates) await retireResetLinks(scope.em, user.id, now);
   if (input.email_verified !== undefined && input.email_verified !== user.emailVerified) {
     user.emailVerified = input.email_verified;
     changes.email_verified = input.email_verified;
