@@ -159,7 +159,14 @@ describe('authorization code + PKCE with openid-client', () => {
       expectedNonce: started.nonce,
     });
     expect(tokens.refresh_token).toBeTruthy();
-    return { config, tokens };
+    return { config, tokens, browser };
+  }
+
+  /** Where a silent authorization request (`prompt=none`) of the relying party's browser ends: a code, or an error. */
+  async function silentAuthorization({ config, browser }: Awaited<ReturnType<typeof oauthTokens>>) {
+    const silent = await browser.go((await start(config, WEB_CALLBACK, { prompt: 'none', scope: 'openid' })).url.href);
+    const callback = new URL(silent.location as string);
+    return callback.searchParams.get('error') ?? (callback.searchParams.get('code') ? 'code' : 'nothing');
   }
 
   /** The grant is over: no refresh, no userinfo, and introspection says inactive. */
@@ -231,6 +238,35 @@ describe('authorization code + PKCE with openid-client', () => {
 
     expect((await oidc.tokenIntrospection(untouched.config, untouched.tokens.access_token)).active).toBe(true);
     expect((await oidc.refreshTokenGrant(untouched.config, untouched.tokens.refresh_token as string)).access_token).toBeTruthy();
+  });
+
+  it("an admin's lock ends the user's sessions and OAuth grants at once, and unlocking brings none back", async () => {
+    const user = await newUser();
+    const bystander = await newUser();
+    const api = await signIn(app, ws.id, user.email, PASSWORD);
+    const bystanderApi = await signIn(app, ws.id, bystander.email, PASSWORD);
+    const held = await oauthTokens(user);
+    const untouched = await oauthTokens(bystander);
+    expect(await silentAuthorization(held)).toBe('code');
+
+    const locked = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'locked' } });
+    expect([locked.status, locked.body.data.status]).toEqual([200, 'locked']);
+    const me = await call(app, 'GET', '/api/v1/auth/me', { token: api.accessToken });
+    expect([me.status, me.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    const refreshed = await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: api.refreshToken } });
+    expect([refreshed.status, refreshed.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    await expectEnded(held, user.id);
+    // The hosted sign-in session is over too: no silent code for a locked account.
+    expect(await silentAuthorization(held)).toBe('login_required');
+
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'active' } });
+    expect((await call(app, 'GET', '/api/v1/auth/me', { token: api.accessToken })).status).toBe(401);
+    expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: api.refreshToken } })).status).toBe(401);
+    await expectEnded(held, user.id);
+
+    expect((await call(app, 'GET', '/api/v1/auth/me', { token: bystanderApi.accessToken })).status).toBe(200);
+    expect((await oidc.tokenIntrospection(untouched.config, untouched.tokens.access_token)).active).toBe(true);
+    expect(await silentAuthorization(untouched)).toBe('code');
   });
 
   it('the hosted sign-in follows the API’s rules: audit rows, deactivated accounts refused after the password', async () => {

@@ -101,8 +101,11 @@ async function refuseDeadResetToken(em: EntityManager, token: string, origin: Or
   return new AppError('INVALID_TOKEN', 'The reset link is invalid, expired or already used', { keepChanges: dead !== undefined });
 }
 
-/** The user's other reset links stop working once the password has changed: they were asked for the old one. */
-async function retireResetLinks(em: EntityManager, userId: string, now: Date): Promise<void> {
+/**
+ * The user's other reset links stop working once the password has changed (they were asked for the
+ * old one) or an admin has moved the account to another email (they went to the old address).
+ */
+export async function retireResetLinks(em: EntityManager, userId: string, now: Date): Promise<void> {
   await em.execute('update password_reset_tokens set used_at = ? where user_id = ? and used_at is null and expires_at > ?', [
     now,
     userId,

@@ -162,6 +162,44 @@ describe('passwords: forgot, reset, change', () => {
     expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
   });
 
+  it("retires the reset links sent to the old address when an admin changes the user's email", async () => {
+    const user = await newUser();
+    await forgot(user.email);
+    const sentToOld = resetTokenIn(await mail.waitFor(user.email)).token;
+    const email = uniqueEmail('moved');
+    const moved = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { email } });
+    expect([moved.status, moved.body.data.email]).toEqual([200, email]);
+    const stale = await reset(sentToOld, 'an attacker passphrase');
+    expect([stale.status, stale.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await login(app, ws.id, email, 'an attacker passphrase')).status).toBe(401);
+    // A link sent to the new address works.
+    app.clock.advance(61 * 1000);
+    await forgot(email);
+    expect((await reset(resetTokenIn(await mail.waitFor(email)).token, NEW_PASSWORD)).status).toBe(200);
+    expect((await login(app, ws.id, email, NEW_PASSWORD)).status).toBe(200);
+  });
+
+  it('retires the reset links sent before an admin deactivates or locks the account: reactivated or unlocked, they stay dead', async () => {
+    const deactivated = await newUser();
+    await forgot(deactivated.email);
+    const beforeDeactivation = resetTokenIn(await mail.waitFor(deactivated.email)).token;
+    await call(app, 'PATCH', `/api/v1/users/${deactivated.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    await call(app, 'PATCH', `/api/v1/users/${deactivated.id}`, { token: ws.apiKey, body: { status: 'active' } });
+    const afterReactivation = await reset(beforeDeactivation, 'an attacker passphrase');
+    expect([afterReactivation.status, afterReactivation.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await login(app, ws.id, deactivated.email, PASSWORD)).status).toBe(200);
+
+    const locked = await newUser();
+    await forgot(locked.email);
+    const beforeLock = resetTokenIn(await mail.waitFor(locked.email)).token;
+    await call(app, 'PATCH', `/api/v1/users/${locked.id}`, { token: ws.apiKey, body: { status: 'locked' } });
+    const duringLock = await reset(beforeLock, 'an attacker passphrase');
+    expect([duringLock.status, duringLock.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    await call(app, 'PATCH', `/api/v1/users/${locked.id}`, { token: ws.apiKey, body: { status: 'active' } });
+    expect((await login(app, ws.id, locked.email, 'an attacker passphrase')).status).toBe(401);
+    expect((await login(app, ws.id, locked.email, PASSWORD)).status).toBe(200);
+  });
+
   it('refuses a reset token presented with another workspace in X-Tenant-ID, without spending it', async () => {
     const user = await newUser();
     const other = await createWorkspace(app);

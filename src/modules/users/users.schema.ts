@@ -54,7 +54,8 @@ export const userPage = pageOf(userOutput);
 
 /**
  * What an admin may change here; `status: active` also lifts a lockout, `deactivated` ends every
- * session, `locked` refuses sign-in (ACCOUNT_LOCKED) until an admin sets `active` again. A new
+ * session, `locked` ends every session and refuses sign-in (ACCOUNT_LOCKED) until an admin sets
+ * `active` again. A new
  * `email` is unverified unless `email_verified` says otherwise.
  */
 export const updateUserInput = z.strictObject({
@@ -64,7 +65,9 @@ export const updateUserInput = z.strictObject({
   status: z
     .enum(USER_STATUSES)
     .optional()
-    .describe('`active` reactivates or unlocks; `deactivated` ends every session; `locked` refuses sign-in until set `active`'),
+    .describe(
+      '`active` reactivates or unlocks; `deactivated` ends every session; `locked` ends every session and refuses sign-in until set `active`',
+    ),
   email_verified: z.boolean().optional(),
   metadata: metadataInput.optional(),
 });

@@ -12,6 +12,7 @@ import { User } from './user.entity.ts';
 import { USER_COLUMNS, statusAt, statusAtSql, userRowToView, type UserRow } from './user-row.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
+import { retireResetLinks } from '../auth/password.service.ts';
 import { guardOwner } from '../roles/owners.ts';
 import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import type { Principal } from '../../core/auth.ts';
@@ -211,12 +212,19 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
   if (locks) {
     changes.status = { from: user.status, to: 'locked' };
     Object.assign(user, { status: 'locked', lockedUntil: null });
+    // Written before the sessions end: a sign-in racing the lock either committed first (and its
+    // session ends here) or waits for this row and is refused.
+    await scope.em.flush();
+    changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_locked');
   }
   if (deactivates) {
     changes.status = { from: user.status, to: 'deactivated' };
     user.status = 'deactivated';
     changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_deactivated');
   }
+  // Reset links sent before are for an address the account no longer has, or for an account an
+  // admin has just barred: none of them works afterwards, reactivated or unlocked.
+  if (newEmail || locks || deactivates) await retireResetLinks(scope.em, user.id, now);
   if (input.email_verified !== undefined && input.email_verified !== user.emailVerified) {
     user.emailVerified = input.email_verified;
     changes.email_verified = input.email_verified;
