@@ -108,6 +108,9 @@ describe('POST /api/v1/auth/login', () => {
     // A success before the tenth resets the count.
     expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
     for (let i = 0; i < 10; i++) expect((await login(app, ws.id, user.email, `wrong ${i} password`)).status).toBe(401);
+    // The tenth failure's audit row, and only it, says that it locked the account.
+    const failures = (await auditFor(user.email)).filter((e) => e.outcome === 'failure');
+    expect(failures.map((e) => e.details.account_locked ?? false)).toEqual([...Array<boolean>(18).fill(false), true]);
 
     const locked = await login(app, ws.id, user.email, PASSWORD);
     expect([locked.status, locked.body.error.code]).toEqual([403, 'ACCOUNT_LOCKED']);

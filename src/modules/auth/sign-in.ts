@@ -103,7 +103,13 @@ function scope(run: Pick<SignInRun, 'em' | 'attempt'>, user: SignInUser | null):
  * (threat detection reads it for later attempts from this IP and on this account) and audited; both
  * are kept although the request fails (`keepChanges`).
  */
-async function refusal(run: Pick<SignInRun, 'em' | 'attempt' | 'now'>, user: SignInUser | null, reason: string, error: AppError) {
+async function refusal(
+  run: Pick<SignInRun, 'em' | 'attempt' | 'now'>,
+  user: SignInUser | null,
+  reason: string,
+  error: AppError,
+  extra: Record<string, unknown> = {},
+) {
   const { attempt } = run;
   const scored = await scoreAttempt(
     run.em,
@@ -122,7 +128,7 @@ async function refusal(run: Pick<SignInRun, 'em' | 'attempt' | 'now'>, user: Sig
     eventType: 'auth.login',
     outcome: 'failure',
     ...(user ? { target: { type: 'user', id: user.id } } : {}),
-    details: { reason, email: attempt.email, risk_score: scored.score },
+    details: { reason, email: attempt.email, risk_score: scored.score, ...extra },
   });
   return error;
 }
@@ -148,7 +154,7 @@ async function expireLock(em: EntityManager, workspaceId: string, user: SignInUs
  * Counts a wrong password in one statement (concurrent failures all count) and locks at the tenth;
  * the statement that locks (it read the row as `active`) tells of it.
  */
-async function countFailure(em: EntityManager, workspaceId: string, user: SignInUser, now: Date): Promise<void> {
+async function countFailure(em: EntityManager, workspaceId: string, user: SignInUser, now: Date): Promise<boolean> {
   const until = new Date(now.getTime() + LOCK_MS);
   const [row] = await em.execute<{ was: string; status: string }[]>(
     `with prior as (select id, status from users where id = ? for update)
@@ -159,7 +165,9 @@ async function countFailure(em: EntityManager, workspaceId: string, user: SignIn
      returning prior.status as was, u.status`,
     [user.id, LOCK_AFTER_FAILURES, LOCK_AFTER_FAILURES, until],
   );
-  if (row?.was === 'active' && row.status === 'locked') emitStatusChange(em, workspaceId, user, now);
+  const locked = row?.was === 'active' && row.status === 'locked';
+  if (locked) emitStatusChange(em, workspaceId, user, now);
+  return locked;
 }
 
 /**
@@ -197,8 +205,15 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
   }
   await expireLock(em, attempt.workspaceId, user, now);
   if (!(await verifyPassword(user.passwordHash, attempt.password))) {
-    await countFailure(em, attempt.workspaceId, user, now);
-    throw await refusal({ em, attempt, now }, user, 'wrong_password', new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }));
+    const locked = await countFailure(em, attempt.workspaceId, user, now);
+    throw await refusal(
+      { em, attempt, now },
+      user,
+      'wrong_password',
+      new AppError('INVALID_CREDENTIALS', WRONG, { keepChanges: true }),
+      // The attempt that locked the account says so; the answer stays the same as any wrong password's.
+      locked ? { account_locked: true } : {},
+    );
   }
   return { user, liveActions: row?.live_actions ?? true };
 }
