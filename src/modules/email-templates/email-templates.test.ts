@@ -242,6 +242,30 @@ describe('email templates', () => {
     expect(decodeMail(await mail.waitFor(email)).subject).toBe('Reset your Other Templates password');
   });
 
+  it('fills the built-in reset and invitation emails with the branding: its name, and its logo in the HTML', async () => {
+    const branded = await createWorkspace(app, 'Plain Workspace Name');
+    const patched = await call(app, 'PATCH', '/api/v1/branding', {
+      token: branded.apiKey,
+      body: { name: 'Acme & <Sons>', logo_url: 'https://cdn.acme.example/logo.png' },
+    });
+    expect(patched.status).toBe(200);
+
+    const email = await newUser(branded);
+    await forgot(email, branded);
+    const reset = decodeMail(await mail.waitFor(email));
+    expect(reset.subject).toBe('Reset your Acme & <Sons> password');
+    expect(reset.text).toContain('the password of your Acme & <Sons> account');
+    expect(reset.html).toContain('<img src="https:&#x2F;&#x2F;cdn.acme.example&#x2F;logo.png" alt="Acme &amp; &lt;Sons&gt;" height="48">');
+    expect(reset.html).toContain('your Acme &amp; &lt;Sons&gt; account');
+    expect(`${reset.subject}${reset.text}${reset.html}`).not.toContain('Plain Workspace Name');
+
+    const invitee = uniqueEmail('invitee');
+    expect((await call(app, 'POST', '/api/v1/invitations', { token: branded.apiKey, body: { email: invitee } })).status).toBe(201);
+    const invitation = decodeMail(await mail.waitFor(invitee));
+    expect(invitation.subject).toBe('You are invited to Acme & <Sons>');
+    expect(invitation.html).toContain('<img src="https:&#x2F;&#x2F;cdn.acme.example&#x2F;logo.png"');
+  });
+
   it('lets viewers read but not change templates, and members do neither', async () => {
     const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
     const viewerRole = roles.body.data.find((r: { key: string }) => r.key === 'viewer').id;

@@ -16,43 +16,47 @@ export type TemplateKey = 'password_reset' | 'invitation' | 'access_request_crea
 
 export const DEFAULT_TEMPLATES: Record<TemplateKey, EmailTemplate> = {
   password_reset: {
-    subject: 'Reset your {{workspace_name}} password',
+    subject: 'Reset your {{branding.name}} password',
     text:
-      'Someone asked to reset the password of your {{workspace_name}} account.\n\n' +
+      'Someone asked to reset the password of your {{branding.name}} account.\n\n' +
       'Choose a new password here (the link works once, for {{expires_minutes}} minutes):\n{{link}}\n\n' +
       'If it was not you, ignore this email: your password stays as it is.\n',
     html:
-      '<p>Someone asked to reset the password of your {{workspace_name}} account.</p>' +
+      '{{#branding.logo_url}}<p><img src="{{branding.logo_url}}" alt="{{branding.name}}" height="48"></p>{{/branding.logo_url}}' +
+      '<p>Someone asked to reset the password of your {{branding.name}} account.</p>' +
       '<p><a href="{{link}}">Choose a new password</a> (the link works once, for {{expires_minutes}} minutes).</p>' +
       '<p>If it was not you, ignore this email: your password stays as it is.</p>',
   },
   invitation: {
-    subject: 'You are invited to {{workspace_name}}',
+    subject: 'You are invited to {{branding.name}}',
     text:
-      'You have been invited to join {{workspace_name}}.\n\n' +
+      'You have been invited to join {{branding.name}}.\n\n' +
       'Accept and choose your password here (the link works once, for {{expires_days}} days):\n{{link}}\n',
     html:
-      '<p>You have been invited to join {{workspace_name}}.</p>' +
+      '{{#branding.logo_url}}<p><img src="{{branding.logo_url}}" alt="{{branding.name}}" height="48"></p>{{/branding.logo_url}}' +
+      '<p>You have been invited to join {{branding.name}}.</p>' +
       '<p><a href="{{link}}">Accept and choose your password</a> (the link works once, for {{expires_days}} days).</p>',
   },
   access_request_created: {
-    subject: '{{requester_email}} asks for {{entitlement}} in {{workspace_name}}',
+    subject: '{{requester_email}} asks for {{entitlement}} in {{branding.name}}',
     text:
-      '{{requester_email}} asks for access to {{entitlement}} in {{workspace_name}}.\n\n' +
+      '{{requester_email}} asks for access to {{entitlement}} in {{branding.name}}.\n\n' +
       'Their reason: {{justification}}\n\n' +
       'Approve or deny request {{request_id}} in the dashboard (or POST /api/v1/iga/requests/{{request_id}}/approve or /deny).\n',
     html:
-      '<p>{{requester_email}} asks for access to <strong>{{entitlement}}</strong> in {{workspace_name}}.</p>' +
+      '{{#branding.logo_url}}<p><img src="{{branding.logo_url}}" alt="{{branding.name}}" height="48"></p>{{/branding.logo_url}}' +
+      '<p>{{requester_email}} asks for access to <strong>{{entitlement}}</strong> in {{branding.name}}.</p>' +
       '<p>Their reason: {{justification}}</p>' +
       '<p>Approve or deny request <code>{{request_id}}</code> in the dashboard.</p>',
   },
   access_request_decided: {
     subject: 'Access to {{entitlement}} {{decision}}',
     text:
-      'The request of {{requester_email}} for access to {{entitlement}} in {{workspace_name}} was {{decision}} by {{decided_by}}.\n\n' +
+      'The request of {{requester_email}} for access to {{entitlement}} in {{branding.name}} was {{decision}} by {{decided_by}}.\n\n' +
       '{{details}}\n',
     html:
-      '<p>The request of {{requester_email}} for access to <strong>{{entitlement}}</strong> in {{workspace_name}} was ' +
+      '{{#branding.logo_url}}<p><img src="{{branding.logo_url}}" alt="{{branding.name}}" height="48"></p>{{/branding.logo_url}}' +
+      '<p>The request of {{requester_email}} for access to <strong>{{entitlement}}</strong> in {{branding.name}} was ' +
       '<strong>{{decision}}</strong> by {{decided_by}}.</p><p>{{details}}</p>',
   },
 };
