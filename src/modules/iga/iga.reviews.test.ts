@@ -183,6 +183,20 @@ describe('access reviews', () => {
     const empty = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Unused', permissions: [] } });
     const review = await start({ name: 'Nobody', scope: { type: 'role', id: empty.body.data.id } });
     expect(review.body.data).toMatchObject({ status: 'completed', progress: { total: 0, decided: 0, percent: 100 } });
+    // Completed at once is still completed: audited and announced as a last decision would be.
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${review.body.data.id}&per_page=10`, { token: ws.apiKey });
+    expect(audit.body.data.map((e: { event_type: string }) => e.event_type).sort()).toEqual([
+      'access_review.complete',
+      'access_review.start',
+    ]);
+    const events = await app.deps.orm.em
+      .getConnection()
+      .execute<{ type: string; payload: any }[]>(
+        `select type, payload from events where workspace_id = ? and payload->>'id' = ? order by type`,
+        [ws.id, review.body.data.id],
+      );
+    expect(events.map((e) => e.type)).toEqual(['access_review.completed', 'access_review.started']);
+    expect(events[0]?.payload).toMatchObject({ id: review.body.data.id, progress: { total: 0, percent: 100 } });
   });
 
   it('keeps the owner rules: revoking the last owner is 409 and leaves the item undecided', async () => {

@@ -117,15 +117,29 @@ export async function startReview(scope: AuditScope, input: StartReviewInput, no
     [idStem('rvi'), scope.workspaceId, review.id, now, ...grants.params(scope.workspaceId, now)],
   );
   review.itemCount = inserted?.n ?? 0;
-  if (review.itemCount === 0) Object.assign(review, { status: 'completed', completedAt: now });
   recordAudit(scope, {
     eventType: 'access_review.start',
     target: { type: 'access_review', id: review.id },
     details: { name: review.name, scope: { type: review.scopeType, id: review.scopeId }, items: review.itemCount },
   });
+  emitEvent(scope, 'access_review.started', reviewEventData(toReviewView(review)), now);
+  if (review.itemCount === 0) completeReview(scope, review, now);
+  return toReviewView(review);
+}
+
+function reviewEventData(view: AccessReviewView): Record<string, unknown> {
+  return { id: view.id, name: view.name, scope: view.scope, progress: view.progress };
+}
+
+/**
+ * Marks the review completed, with its audit row and `access_review.completed` event: after its last
+ * decision, or at once when it covers no grant (a subscriber hears of every completion).
+ */
+function completeReview(scope: AuditScope, review: AccessReview, now: Date): void {
+  Object.assign(review, { status: 'completed', completedAt: now });
   const view = toReviewView(review);
-  emitEvent(scope, 'access_review.started', { id: review.id, name: review.name, scope: view.scope, progress: view.progress }, now);
-  return view;
+  recordAudit(scope, { eventType: 'access_review.complete', target: { type: 'access_review', id: review.id }, details: view.progress });
+  emitEvent(scope, 'access_review.completed', reviewEventData(view), now);
 }
 
 export async function listReviews(em: EntityManager, query: PageQuery & { status?: ReviewStatus }) {
@@ -200,8 +214,6 @@ export async function decideItem(
   review.decidedCount += 1;
   if (input.decision === 'keep') review.keptCount += 1;
   else review.revokedCount += 1;
-  const completedNow = review.decidedCount >= review.itemCount;
-  if (completedNow) Object.assign(review, { status: 'completed', completedAt: now });
   recordAudit(scope, {
     eventType: 'access_review.decide',
     target: { type: 'access_review', id: review.id },
@@ -214,10 +226,6 @@ export async function decideItem(
       access_removed: removed,
     },
   });
-  const view = toReviewView(review);
-  if (completedNow) {
-    recordAudit(scope, { eventType: 'access_review.complete', target: { type: 'access_review', id: review.id }, details: view.progress });
-    emitEvent(scope, 'access_review.completed', { id: review.id, name: review.name, scope: view.scope, progress: view.progress }, now);
-  }
-  return { item: toItemView(item), review: view };
+  if (review.decidedCount >= review.itemCount) completeReview(scope, review, now);
+  return { item: toItemView(item), review: toReviewView(review) };
 }
