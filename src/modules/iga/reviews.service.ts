@@ -171,10 +171,14 @@ export async function listItems(em: EntityManager, query: ListItemsInput) {
   return toPage(rows.map(toItemView), total, query);
 }
 
-/** Takes the item's access away now, if it is still there (it may have been revoked meanwhile). */
-async function removeAccess(scope: AuditScope, principal: Principal, item: AccessReviewItem): Promise<boolean> {
+/**
+ * Takes the item's access away now, if it is still there: it may have been revoked meanwhile, or a
+ * time-bound role may have expired (then nothing is removed, and no `role.revoked` says otherwise).
+ */
+async function removeAccess(scope: AuditScope, principal: Principal, item: AccessReviewItem, now: Date): Promise<boolean> {
   if (item.entitlementType === 'role') {
-    if (!(await scope.em.findOne(RoleAssignment, { userId: item.userId, roleId: item.entitlementId }))) return false;
+    const live = { userId: item.userId, roleId: item.entitlementId, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] };
+    if (!(await scope.em.findOne(RoleAssignment, live))) return false;
     await revokeRole(scope, principal, { user_id: item.userId, role_id: item.entitlementId });
     return true;
   }
@@ -203,7 +207,7 @@ export async function decideItem(
   if (!item) throw new AppError('NOT_FOUND', 'No such item in this review');
   if (item.decision) throw new AppError('CONFLICT', `This item was already decided (${item.decision})`);
   if (principal.type === 'user' && principal.id === item.userId) throw new AppError('FORBIDDEN', 'You cannot review your own access');
-  const removed = input.decision === 'revoke' ? await removeAccess(scope, principal, item) : false;
+  const removed = input.decision === 'revoke' ? await removeAccess(scope, principal, item, now) : false;
   Object.assign(item, {
     decision: input.decision,
     decidedByType: scope.actor.type,
