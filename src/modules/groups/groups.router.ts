@@ -40,7 +40,7 @@ export const groupsRouter = router({
     })
     .input(groupIdInput)
     .output(deletedOutput)
-    .mutation(({ ctx, input }) => deleteGroup(auditScope(ctx), input.id)),
+    .mutation(({ ctx, input }) => deleteGroup(auditScope(ctx), input.id, ctx.deps.clock.now())),
 
   addMember: managementProcedure('groups:write')
     .meta({

@@ -3,6 +3,7 @@ import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { denyOrphanedRequests } from '../iga/close-requests.ts';
 import { findUser } from '../users/users.service.ts';
 import { Group, GroupMember } from './group.entity.ts';
 import type { GroupView } from './groups.schema.ts';
@@ -64,11 +65,16 @@ export async function createGroup(scope: AuditScope, input: { name: string; desc
   return toView(group, 0);
 }
 
-export async function deleteGroup(scope: AuditScope, id: string) {
+export async function deleteGroup(scope: AuditScope, id: string, now: Date) {
   const group = await findGroup(scope.em, id);
+  const deniedRequests = await denyOrphanedRequests(scope, { entitlementId: group.id }, 'The group was deleted', now);
   await scope.em.nativeDelete(GroupMember, { groupId: group.id });
   scope.em.remove(group);
-  recordAudit(scope, { eventType: 'group.delete', target: { type: 'group', id: group.id }, details: { name: group.name } });
+  recordAudit(scope, {
+    eventType: 'group.delete',
+    target: { type: 'group', id: group.id },
+    details: { name: group.name, denied_requests: deniedRequests },
+  });
   return { id: group.id, deleted: true as const };
 }
 

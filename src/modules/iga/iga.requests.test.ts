@@ -371,4 +371,42 @@ describe('entitlements and access requests', () => {
     expect([other.status, other.body.error.code]).toEqual([404, 'NOT_FOUND']);
     expect((await read(theirs, viewer.token)).body.data.id).toBe(theirs);
   });
+
+  it('denies the pending requests a deletion leaves unanswerable: of a deleted requester, for a deleted role or group', async () => {
+    const doomedRole = (await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Doomed', permissions: [] } })).body.data
+      .id;
+    const doomedGroup = (await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Doomed crew' } })).body.data.id;
+    const asker = await person('orphan-asker');
+    const leaver = await person('orphan-leaver');
+    const forRole = (await ask(asker, { entitlement_id: doomedRole })).body.data.id;
+    const forGroup = (await ask(asker, { entitlement_id: doomedGroup })).body.data.id;
+    const ofLeaver = (await ask(leaver, { entitlement_id: roleIds.billing })).body.data.id;
+    const untouched = (await ask(asker, { entitlement_id: roleIds.billing })).body.data.id;
+
+    expect((await call(app, 'DELETE', `/api/v1/roles/${doomedRole}`, { token: admin.token })).status).toBe(200);
+    expect((await call(app, 'DELETE', `/api/v1/groups/${doomedGroup}`, { token: admin.token })).status).toBe(200);
+    expect((await call(app, 'DELETE', `/api/v1/users/${leaver.id}`, { token: admin.token })).status).toBe(200);
+
+    const expected: [string, string][] = [
+      [forRole, 'The role was deleted'],
+      [forGroup, 'The group was deleted'],
+      [ofLeaver, "The requester's account was deleted"],
+    ];
+    for (const [id, reason] of expected) {
+      const request = await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey });
+      expect(request.body.data, reason).toMatchObject({
+        status: 'denied',
+        decision_reason: reason,
+        decided_by: { type: 'user', id: admin.id },
+      });
+      const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_request.deny&target_id=${id}`, { token: ws.apiKey });
+      expect(audit.body.data.map((e: { outcome: string }) => e.outcome)).toEqual(['success']);
+      expect((await events('access_request.denied')).map((e) => e.payload).find((p) => p.id === id)).toMatchObject({ reason });
+    }
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${untouched}`, { token: ws.apiKey })).body.data.status).toBe('pending');
+    const pending = await call(app, 'GET', '/api/v1/iga/requests?status=pending&per_page=100', { token: ws.apiKey });
+    const pendingIds: string[] = pending.body.data.map((r: { id: string }) => r.id);
+    expect(pendingIds.filter((id) => [forRole, forGroup, ofLeaver].includes(id))).toEqual([]);
+    expect(pendingIds).toContain(untouched);
+  });
 });

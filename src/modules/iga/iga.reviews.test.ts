@@ -137,6 +137,37 @@ describe('access reviews', () => {
     expect((await call(app, 'GET', `/api/v1/iga/reviews/${review.id}`, { token: ws.apiKey })).body.data.status).toBe('in_progress');
   });
 
+  it('revoking a role that expired since the review started removes nothing and announces no role.revoked', async () => {
+    const lapsing = await person('lapsing');
+    const expiresAt = new Date(app.clock.now().getTime() + 60_000).toISOString();
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: lapsing.id, role_id: roleIds.support, expires_at: expiresAt },
+    });
+    const review = (await start({ name: 'Lapsing', role_id: roleIds.support })).body.data;
+    const item = (await items(review.id)).body.data.find((i: { user: { id: string } }) => i.user.id === lapsing.id);
+    expect(item.grant_expires_at).toBe(new Date(expiresAt).toISOString());
+    app.clock.advance(61_000);
+
+    const revoked = await decide(review.id, item.id, 'revoke');
+    expect([revoked.status, revoked.body.data.item.decision]).toEqual([200, 'revoke']);
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_review.decide&target_id=${review.id}`, {
+      token: ws.apiKey,
+    });
+    expect(audit.body.data[0].details).toMatchObject({ item_id: item.id, access_removed: false });
+    const roleRevokes = await call(app, 'GET', `/api/v1/audit/events/?event_type=role.revoke&target_id=${lapsing.id}`, {
+      token: ws.apiKey,
+    });
+    expect(roleRevokes.body.meta.total).toBe(0);
+    const events = await app.deps.orm.em
+      .getConnection()
+      .execute<{ n: number }[]>(
+        `select count(*)::int as n from events where workspace_id = ? and type = 'role.revoked' and payload->>'user_id' = ?`,
+        [ws.id, lapsing.id],
+      );
+    expect(events[0]?.n).toBe(0);
+  });
+
   it('reviews everyone: every role grant but the default member role, and every group membership', async () => {
     const review = (await start({ name: 'Everyone', scope: { type: 'everyone' } }, ws.apiKey)).body.data;
     const list = await items(review.id);
@@ -183,6 +214,20 @@ describe('access reviews', () => {
     const empty = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Unused', permissions: [] } });
     const review = await start({ name: 'Nobody', scope: { type: 'role', id: empty.body.data.id } });
     expect(review.body.data).toMatchObject({ status: 'completed', progress: { total: 0, decided: 0, percent: 100 } });
+    // Completed at once is still completed: audited and announced as a last decision would be.
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${review.body.data.id}&per_page=10`, { token: ws.apiKey });
+    expect(audit.body.data.map((e: { event_type: string }) => e.event_type).sort()).toEqual([
+      'access_review.complete',
+      'access_review.start',
+    ]);
+    const events = await app.deps.orm.em
+      .getConnection()
+      .execute<{ type: string; payload: any }[]>(
+        `select type, payload from events where workspace_id = ? and payload->>'id' = ? order by type`,
+        [ws.id, review.body.data.id],
+      );
+    expect(events.map((e) => e.type)).toEqual(['access_review.completed', 'access_review.started']);
+    expect(events[0]?.payload).toMatchObject({ id: review.body.data.id, progress: { total: 0, percent: 100 } });
   });
 
   it('keeps the owner rules: revoking the last owner is 409 and leaves the item undecided', async () => {

@@ -15,6 +15,7 @@ import { User } from '../users/user.entity.ts';
 import { findUser } from '../users/users.service.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { currentGrant, findEntitlement, lookupEntitlement, type Entitlement } from './entitlements.service.ts';
+import { requestEventData } from './close-requests.ts';
 import { AccessRequest } from './iga.entity.ts';
 import type { AccessRequestView, ListRequestsInput } from './iga.schema.ts';
 
@@ -36,18 +37,6 @@ export function toRequestView(request: AccessRequest): AccessRequestView {
     decided_at: iso(request.decidedAt),
     decided_by: request.decidedByType ? { type: request.decidedByType, id: request.decidedById } : null,
     decision_reason: request.decisionReason,
-    expires_at: iso(request.grantExpiresAt),
-  };
-}
-
-/** What a webhook receiver is told about a request: never a secret, and no justification text. */
-function eventData(request: AccessRequest): Record<string, unknown> {
-  return {
-    id: request.id,
-    status: request.status,
-    requester: { id: request.requesterId, email: request.requesterEmail },
-    entitlement: { type: request.entitlementType, id: request.entitlementId, name: request.entitlementName },
-    decided_by: request.decidedByType ? { type: request.decidedByType, id: request.decidedById } : null,
     expires_at: iso(request.grantExpiresAt),
   };
 }
@@ -116,7 +105,7 @@ export async function createRequest(
     target: { type: 'access_request', id: request.id },
     details: { entitlement_type: entitlement.type, entitlement_id: entitlement.id },
   });
-  emitEvent(scope, 'access_request.created', eventData(request), now);
+  emitEvent(scope, 'access_request.created', requestEventData(request), now);
   const name = await workspaceName(em, scope.workspaceId);
   const template = await emailTemplateFor(em, scope.workspaceId, 'access_request_created');
   for (const to of await approverEmails(em, scope.workspaceId, requester.id, now)) {
@@ -269,7 +258,7 @@ export async function approveRequest(
       expires_at: iso(expiresAt),
     },
   });
-  emitEvent(scope, 'access_request.approved', eventData(request), now);
+  emitEvent(scope, 'access_request.approved', requestEventData(request), now);
   await notifyDecision(
     scope,
     principal,
@@ -300,7 +289,7 @@ export async function denyRequest(
     target: { type: 'access_request', id: request.id },
     details: { requester_id: request.requesterId, entitlement_type: request.entitlementType, entitlement_id: request.entitlementId },
   });
-  emitEvent(scope, 'access_request.denied', { ...eventData(request), reason }, now);
+  emitEvent(scope, 'access_request.denied', { ...requestEventData(request), reason }, now);
   await notifyDecision(scope, principal, request, reason ? `Reason: ${reason}` : 'No reason was given.', now);
   return toRequestView(request);
 }

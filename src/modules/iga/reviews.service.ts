@@ -117,15 +117,29 @@ export async function startReview(scope: AuditScope, input: StartReviewInput, no
     [idStem('rvi'), scope.workspaceId, review.id, now, ...grants.params(scope.workspaceId, now)],
   );
   review.itemCount = inserted?.n ?? 0;
-  if (review.itemCount === 0) Object.assign(review, { status: 'completed', completedAt: now });
   recordAudit(scope, {
     eventType: 'access_review.start',
     target: { type: 'access_review', id: review.id },
     details: { name: review.name, scope: { type: review.scopeType, id: review.scopeId }, items: review.itemCount },
   });
+  emitEvent(scope, 'access_review.started', reviewEventData(toReviewView(review)), now);
+  if (review.itemCount === 0) completeReview(scope, review, now);
+  return toReviewView(review);
+}
+
+function reviewEventData(view: AccessReviewView): Record<string, unknown> {
+  return { id: view.id, name: view.name, scope: view.scope, progress: view.progress };
+}
+
+/**
+ * Marks the review completed, with its audit row and `access_review.completed` event: after its last
+ * decision, or at once when it covers no grant (a subscriber hears of every completion).
+ */
+function completeReview(scope: AuditScope, review: AccessReview, now: Date): void {
+  Object.assign(review, { status: 'completed', completedAt: now });
   const view = toReviewView(review);
-  emitEvent(scope, 'access_review.started', { id: review.id, name: review.name, scope: view.scope, progress: view.progress }, now);
-  return view;
+  recordAudit(scope, { eventType: 'access_review.complete', target: { type: 'access_review', id: review.id }, details: view.progress });
+  emitEvent(scope, 'access_review.completed', reviewEventData(view), now);
 }
 
 export async function listReviews(em: EntityManager, query: PageQuery & { status?: ReviewStatus }) {
@@ -157,10 +171,14 @@ export async function listItems(em: EntityManager, query: ListItemsInput) {
   return toPage(rows.map(toItemView), total, query);
 }
 
-/** Takes the item's access away now, if it is still there (it may have been revoked meanwhile). */
-async function removeAccess(scope: AuditScope, principal: Principal, item: AccessReviewItem): Promise<boolean> {
+/**
+ * Takes the item's access away now, if it is still there: it may have been revoked meanwhile, or a
+ * time-bound role may have expired (then nothing is removed, and no `role.revoked` says otherwise).
+ */
+async function removeAccess(scope: AuditScope, principal: Principal, item: AccessReviewItem, now: Date): Promise<boolean> {
   if (item.entitlementType === 'role') {
-    if (!(await scope.em.findOne(RoleAssignment, { userId: item.userId, roleId: item.entitlementId }))) return false;
+    const live = { userId: item.userId, roleId: item.entitlementId, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] };
+    if (!(await scope.em.findOne(RoleAssignment, live))) return false;
     await revokeRole(scope, principal, { user_id: item.userId, role_id: item.entitlementId });
     return true;
   }
@@ -189,7 +207,7 @@ export async function decideItem(
   if (!item) throw new AppError('NOT_FOUND', 'No such item in this review');
   if (item.decision) throw new AppError('CONFLICT', `This item was already decided (${item.decision})`);
   if (principal.type === 'user' && principal.id === item.userId) throw new AppError('FORBIDDEN', 'You cannot review your own access');
-  const removed = input.decision === 'revoke' ? await removeAccess(scope, principal, item) : false;
+  const removed = input.decision === 'revoke' ? await removeAccess(scope, principal, item, now) : false;
   Object.assign(item, {
     decision: input.decision,
     decidedByType: scope.actor.type,
@@ -200,8 +218,6 @@ export async function decideItem(
   review.decidedCount += 1;
   if (input.decision === 'keep') review.keptCount += 1;
   else review.revokedCount += 1;
-  const completedNow = review.decidedCount >= review.itemCount;
-  if (completedNow) Object.assign(review, { status: 'completed', completedAt: now });
   recordAudit(scope, {
     eventType: 'access_review.decide',
     target: { type: 'access_review', id: review.id },
@@ -214,10 +230,6 @@ export async function decideItem(
       access_removed: removed,
     },
   });
-  const view = toReviewView(review);
-  if (completedNow) {
-    recordAudit(scope, { eventType: 'access_review.complete', target: { type: 'access_review', id: review.id }, details: view.progress });
-    emitEvent(scope, 'access_review.completed', { id: review.id, name: review.name, scope: view.scope, progress: view.progress }, now);
-  }
-  return { item: toItemView(item), review: view };
+  if (review.decidedCount >= review.itemCount) completeReview(scope, review, now);
+  return { item: toItemView(item), review: toReviewView(review) };
 }

@@ -11,6 +11,7 @@ import { assertMayGrant, isOwner, lockOwnerRole, permanentOwners } from './owner
 import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
+import { denyOrphanedRequests } from '../iga/close-requests.ts';
 
 export function toRoleView(role: Role): RoleView {
   return {
@@ -95,6 +96,7 @@ export async function deleteRole(scope: AuditScope, id: string, now: Date) {
   const role = await findRole(scope.em, id);
   if (role.builtin) throw new AppError('CONFLICT', 'Built-in roles cannot be deleted');
   const revokedInvitations = await revokeInvitationsOfRole(scope, role, now);
+  const deniedRequests = await denyOrphanedRequests(scope, { entitlementId: role.id }, 'The role was deleted', now);
   const removed = await scope.em.execute<{ user_id: string; expires_at: Date | null }[]>(
     'delete from role_assignments where workspace_id = ? and role_id = ? returning user_id, expires_at',
     [scope.workspaceId, role.id],
@@ -106,7 +108,7 @@ export async function deleteRole(scope: AuditScope, id: string, now: Date) {
   recordAudit(scope, {
     eventType: 'role.delete',
     target: { type: 'role', id: role.id },
-    details: { key: role.key, revoked_invitations: revokedInvitations },
+    details: { key: role.key, revoked_invitations: revokedInvitations, denied_requests: deniedRequests },
   });
   return { id: role.id, deleted: true as const };
 }

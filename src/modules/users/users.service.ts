@@ -17,6 +17,7 @@ import { guardOwner } from '../roles/owners.ts';
 import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
+import { denyOrphanedRequests } from '../iga/close-requests.ts';
 
 export function toUserView(user: User, now: Date, mfaEnabled = false): UserView {
   return {
@@ -247,6 +248,7 @@ export async function deleteUser(scope: AuditScope, principal: Principal, id: st
   const user = await findUser(scope.em, id);
   await guardOwner(scope.em, principal, user.id, now, { removes: true });
   await endOAuthSessionsOf(scope.em, user.id);
+  await denyOrphanedRequests(scope, { requesterId: user.id }, "The requester's account was deleted", now);
   scope.em.remove(user);
   recordAudit(scope, { eventType: 'user.delete', target: { type: 'user', id: user.id }, details: { email: user.email } });
   emitEvent(scope, 'user.deleted', { id: user.id, email: user.email });
