@@ -200,6 +200,14 @@ export async function joinOrganization(em: EntityManager, workspaceId: string, o
   );
 }
 
+/** The organizations whose SSO gives new users the role `key` (its `default_role`). */
+export async function organizationsGrantingRole(em: EntityManager, workspaceId: string, key: string) {
+  return em.execute<{ id: string; name: string }[]>(
+    `select id, name from organizations where workspace_id = ? and sso->>'default_role' = ? order by name, id`,
+    [workspaceId, key],
+  );
+}
+
 /** The organization whose domains include the email's, if any. */
 export async function organizationForEmail(em: EntityManager, email: string): Promise<Organization | null> {
   const domain = email.split('@').pop()?.toLowerCase().replace(/\.$/, '') ?? '';

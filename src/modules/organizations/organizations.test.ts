@@ -99,6 +99,35 @@ describe('organizations and identity-provider attributes', () => {
     expect(res.body.error.code).toBe('BAD_REQUEST');
   });
 
+  it('keeps a custom role that an organization gives its new SSO users (409), until the organization names another', async () => {
+    const role = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { key: 'contractor', name: 'Contractor', permissions: ['users:read'] },
+    });
+    expect(role.status).toBe(201);
+    const org = await call(app, 'POST', '/api/v1/organizations', {
+      token: ws.apiKey,
+      body: { name: 'Contracting Co', domains: ['contracting.example'], sso: { default_role: 'contractor' } },
+    });
+    expect(org.status).toBe(201);
+    const refused = await call(app, 'DELETE', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey });
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect(JSON.stringify(refused.body.error.details)).toContain(org.body.data.id);
+    const still = await call(app, 'GET', `/api/v1/organizations/${org.body.data.id}`, { token: ws.apiKey });
+    expect(still.body.data.sso.default_role).toBe('contractor');
+
+    // Another workspace's organization giving a role of the same key does not hold this one.
+    const theirs = await call(app, 'POST', '/api/v1/roles', { token: other.apiKey, body: { key: 'temp', name: 'Temp', permissions: [] } });
+    const ours = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { key: 'temp', name: 'Temp', permissions: [] } });
+    await call(app, 'POST', '/api/v1/organizations', { token: other.apiKey, body: { name: 'Temps', sso: { default_role: 'temp' } } });
+    expect(theirs.status).toBe(201);
+    expect((await call(app, 'DELETE', `/api/v1/roles/${ours.body.data.id}`, { token: ws.apiKey })).status).toBe(200);
+
+    await call(app, 'PATCH', `/api/v1/organizations/${org.body.data.id}`, { token: ws.apiKey, body: { sso: { default_role: 'member' } } });
+    const deleted = await call(app, 'DELETE', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey });
+    expect(deleted.status).toBe(200);
+  });
+
   it('lets viewers read and refuses members', async () => {
     const email = uniqueEmail('viewer');
     const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'viewer passphrase' } });
