@@ -32,6 +32,11 @@ export const BUILTIN_ATTRIBUTES: Record<string, { name: string; aliases: string[
   picture: { name: 'Picture', aliases: ['picture', 'avatar_url'], enabled: false },
 };
 
+/** The built-in named `key`, if any (own keys only: `toString` or `constructor` is a key like any other). */
+function builtinOf(key: string): (typeof BUILTIN_ATTRIBUTES)[string] | undefined {
+  return Object.hasOwn(BUILTIN_ATTRIBUTES, key) ? BUILTIN_ATTRIBUTES[key] : undefined;
+}
+
 export const idpAttributeOutput = z
   .object({ key: z.string(), name: z.string(), builtin: z.boolean(), enabled: z.boolean(), claims: z.array(z.string()) })
   .meta({ id: 'IdpAttribute' });
@@ -82,7 +87,7 @@ export async function createIdpAttribute(
   input: z.infer<typeof createIdpAttributeInput>,
   now: Date,
 ): Promise<IdpAttributeView> {
-  if (input.key in BUILTIN_ATTRIBUTES || (await scope.em.count(IdpAttribute, { key: input.key }))) {
+  if (builtinOf(input.key) || (await scope.em.count(IdpAttribute, { key: input.key }))) {
     throw new AppError('CONFLICT', `An attribute with the key "${input.key}" already exists`);
   }
   const row = Object.assign(new IdpAttribute(), {
@@ -105,7 +110,7 @@ export async function updateIdpAttribute(
   input: z.infer<typeof updateIdpAttributeInput>,
   now: Date,
 ): Promise<IdpAttributeView> {
-  const builtin = BUILTIN_ATTRIBUTES[input.key];
+  const builtin = builtinOf(input.key);
   let row = await scope.em.findOne(IdpAttribute, { key: input.key });
   if (!row && !builtin) throw new AppError('NOT_FOUND', 'No such attribute');
   row ??= Object.assign(new IdpAttribute(), {

@@ -184,5 +184,16 @@ describe('organizations and identity-provider attributes', () => {
     expect(renamed.body.data).toMatchObject({ key: 'department', name: 'Dept.', enabled: false });
     const builtinRenamed = await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: ws.apiKey, body: { name: 'Language' } });
     expect(builtinRenamed.body.data).toMatchObject({ key: 'locale', name: 'Language', enabled: false });
+
+    // Keys that name what every JavaScript object has are keys like any other.
+    for (const key of ['toString', 'constructor', 'valueOf']) {
+      const unknown = await call(app, 'PATCH', `/api/v1/idp-attributes/${key}`, { token: ws.apiKey, body: { enabled: true } });
+      expect([unknown.status, unknown.body.error?.code], key).toEqual([404, 'NOT_FOUND']);
+    }
+    const custom = await call(app, 'POST', '/api/v1/idp-attributes', { token: ws.apiKey, body: { key: 'valueOf', claim: 'value_of' } });
+    expect(custom.status).toBe(201);
+    expect(custom.body.data).toEqual({ key: 'valueOf', name: 'valueOf', builtin: false, enabled: true, claims: ['value_of'] });
+    const switched = await call(app, 'PATCH', '/api/v1/idp-attributes/valueOf', { token: ws.apiKey, body: { enabled: false } });
+    expect(switched.body.data).toMatchObject({ key: 'valueOf', builtin: false, enabled: false, claims: ['value_of'] });
   });
 });
