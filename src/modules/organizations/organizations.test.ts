@@ -185,6 +185,16 @@ describe('organizations and identity-provider attributes', () => {
     const builtinRenamed = await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: ws.apiKey, body: { name: 'Language' } });
     expect(builtinRenamed.body.data).toMatchObject({ key: 'locale', name: 'Language', enabled: false });
 
+    // The first switches of a built-in, sent at once (a double click), all succeed on the one row.
+    const together = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call(app, 'PATCH', '/api/v1/idp-attributes/phone_number', { token: ws.apiKey, body: { enabled: true } }),
+      ),
+    );
+    expect(together.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const phone = await call(app, 'GET', '/api/v1/idp-attributes?per_page=100', { token: ws.apiKey });
+    expect(phone.body.data.filter((a: { key: string }) => a.key === 'phone_number')).toMatchObject([{ enabled: true }]);
+
     // Keys that name what every JavaScript object has are keys like any other.
     for (const key of ['toString', 'constructor', 'valueOf']) {
       const unknown = await call(app, 'PATCH', `/api/v1/idp-attributes/${key}`, { token: ws.apiKey, body: { enabled: true } });
