@@ -5,6 +5,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { sha256 } from '../../core/secrets.ts';
+import { emitEvent } from '../events/events.ts';
 import { Role } from '../roles/role.entity.ts';
 import { SsoConnection } from '../sso/sso-connection.entity.ts';
 import { Organization, OrganizationDomain, OrganizationMember, type SsoSettings } from './organization.entity.ts';
@@ -51,6 +52,11 @@ function toView(org: Organization, facts: OrganizationFacts): OrganizationView {
     created_at: org.createdAt.toISOString(),
     updated_at: org.updatedAt.toISOString(),
   };
+}
+
+/** What webhooks hear of an organization: no member count (it changes without the organization). */
+function eventData(view: OrganizationView) {
+  return { id: view.id, name: view.name, domains: view.domains, sso: view.sso };
 }
 
 async function viewOf(em: EntityManager, org: Organization): Promise<OrganizationView> {
@@ -141,7 +147,9 @@ export async function createOrganization(scope: AuditScope, input: CreateOrganiz
     details: { name: org.name, domains: input.domains },
   });
   await flushClaimingDomains(scope.em);
-  return viewOf(scope.em, org);
+  const view = await viewOf(scope.em, org);
+  emitEvent(scope, 'organization.created', eventData(view), now);
+  return view;
 }
 
 export async function updateOrganization(scope: AuditScope, input: UpdateOrganizationInput, now: Date): Promise<OrganizationView> {
@@ -164,7 +172,9 @@ export async function updateOrganization(scope: AuditScope, input: UpdateOrganiz
   org.updatedAt = now;
   recordAudit(scope, { eventType: 'organization.update', target: { type: 'organization', id: org.id }, details: changes });
   await flushClaimingDomains(scope.em);
-  return viewOf(scope.em, org);
+  const view = await viewOf(scope.em, org);
+  if (Object.keys(changes).length > 0) emitEvent(scope, 'organization.updated', eventData(view), now);
+  return view;
 }
 
 export async function deleteOrganization(scope: AuditScope, id: string) {
@@ -175,6 +185,7 @@ export async function deleteOrganization(scope: AuditScope, id: string) {
   await scope.em.execute('delete from portal_links where organization_id = ?', [org.id]);
   scope.em.remove(org);
   recordAudit(scope, { eventType: 'organization.delete', target: { type: 'organization', id: org.id }, details: { name: org.name } });
+  emitEvent(scope, 'organization.deleted', { id: org.id, name: org.name });
   return { id: org.id, deleted: true as const };
 }
 
