@@ -1,11 +1,13 @@
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { sha256 } from '../../core/secrets.ts';
 import { emitEvent } from '../events/events.ts';
+import { assertMayGrant } from '../roles/owners.ts';
 import { Role } from '../roles/role.entity.ts';
 import { SsoConnection } from '../sso/sso-connection.entity.ts';
 import { Organization, OrganizationDomain, OrganizationMember, type SsoSettings } from './organization.entity.ts';
@@ -87,16 +89,22 @@ export async function getOrganization(em: EntityManager, id: string): Promise<Or
   return viewOf(em, await findOrganization(em, id));
 }
 
-async function checkDefaultRole(em: EntityManager, key: string): Promise<void> {
+/**
+ * The role SSO gives new users must exist, may not be owner, and is handed out by the caller: like an
+ * assignment or an invitation, only by one who holds every permission it grants.
+ */
+async function checkDefaultRole(em: EntityManager, principal: Principal, key: string): Promise<void> {
   if (key === 'owner')
     throw new AppError('BAD_REQUEST', 'SSO cannot grant the owner role', {
       details: [{ path: 'sso.default_role', message: 'must not be owner' }],
     });
-  if (!(await em.count(Role, { key }))) {
+  const role = await em.findOne(Role, { key });
+  if (!role) {
     throw new AppError('BAD_REQUEST', `No role has the key "${key}"`, {
       details: [{ path: 'sso.default_role', message: 'must be a role key' }],
     });
   }
+  assertMayGrant(principal, role);
 }
 
 /** Replaces an organization's domains; a domain held by another organization of the workspace is 409. */
@@ -128,9 +136,14 @@ async function flushClaimingDomains(em: EntityManager): Promise<void> {
   }
 }
 
-export async function createOrganization(scope: AuditScope, input: CreateOrganizationInput, now: Date): Promise<OrganizationView> {
+export async function createOrganization(
+  scope: AuditScope,
+  principal: Principal,
+  input: CreateOrganizationInput,
+  now: Date,
+): Promise<OrganizationView> {
   const sso = { ...DEFAULT_SSO, ...input.sso };
-  await checkDefaultRole(scope.em, sso.default_role);
+  await checkDefaultRole(scope.em, principal, sso.default_role);
   const org = Object.assign(new Organization(), {
     id: newId('org'),
     workspaceId: scope.workspaceId,
@@ -152,7 +165,12 @@ export async function createOrganization(scope: AuditScope, input: CreateOrganiz
   return view;
 }
 
-export async function updateOrganization(scope: AuditScope, input: UpdateOrganizationInput, now: Date): Promise<OrganizationView> {
+export async function updateOrganization(
+  scope: AuditScope,
+  principal: Principal,
+  input: UpdateOrganizationInput,
+  now: Date,
+): Promise<OrganizationView> {
   const org = await findOrganization(scope.em, input.id);
   const changes: Record<string, unknown> = {};
   if (input.name !== undefined && input.name !== org.name) {
@@ -161,7 +179,7 @@ export async function updateOrganization(scope: AuditScope, input: UpdateOrganiz
   }
   if (input.sso) {
     const sso = { ...org.sso, ...input.sso };
-    await checkDefaultRole(scope.em, sso.default_role);
+    if (sso.default_role !== org.sso.default_role) await checkDefaultRole(scope.em, principal, sso.default_role);
     changes.sso = { from: org.sso, to: sso };
     org.sso = sso;
   }

@@ -128,6 +128,45 @@ describe('organizations and identity-provider attributes', () => {
     expect(deleted.status).toBe(200);
   });
 
+  it('lets only a caller who holds every permission of a role make it what SSO gives new users (403 otherwise)', async () => {
+    await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { key: 'org_manager', name: 'Org manager', permissions: ['organizations:read', 'organizations:write'] },
+    });
+    const email = uniqueEmail('orgmanager');
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'manager passphrase' } });
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.body.data.id, role_id: 'org_manager' } });
+    const manager = (await signIn(app, ws.id, email, 'manager passphrase')).accessToken;
+
+    const asAdmin = await call(app, 'POST', '/api/v1/organizations', {
+      token: manager,
+      body: { name: 'Escalation Co', domains: ['escalation.example'], sso: { default_role: 'admin' } },
+    });
+    expect([asAdmin.status, asAdmin.body.error?.code]).toEqual([403, 'FORBIDDEN']);
+    const plain = await call(app, 'POST', '/api/v1/organizations', {
+      token: manager,
+      body: { name: 'Escalation Co', domains: ['escalation.example'] },
+    });
+    expect(plain.status).toBe(201);
+    const id = plain.body.data.id as string;
+    const raised = await call(app, 'PATCH', `/api/v1/organizations/${id}`, { token: manager, body: { sso: { default_role: 'admin' } } });
+    expect([raised.status, raised.body.error?.code]).toEqual([403, 'FORBIDDEN']);
+    expect((await call(app, 'GET', `/api/v1/organizations/${id}`, { token: ws.apiKey })).body.data.sso.default_role).toBe('member');
+
+    // An admin may; the manager still edits the rest of that organization.
+    const byAdmin = await call(app, 'PATCH', `/api/v1/organizations/${id}`, {
+      token: ws.apiKey,
+      body: { sso: { default_role: 'viewer' } },
+    });
+    expect(byAdmin.status).toBe(200);
+    const renamed = await call(app, 'PATCH', `/api/v1/organizations/${id}`, {
+      token: manager,
+      body: { name: 'Escalation Inc', sso: { jit_provisioning: false } },
+    });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data).toMatchObject({ name: 'Escalation Inc', sso: { default_role: 'viewer', jit_provisioning: false } });
+  });
+
   it('lets viewers read and refuses members', async () => {
     const email = uniqueEmail('viewer');
     const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'viewer passphrase' } });
