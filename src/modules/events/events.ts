@@ -26,6 +26,10 @@ export const EVENT_TYPES = {
   'access_request.denied': 'An access request was denied',
   'access_review.started': 'An access review was started',
   'access_review.completed': 'Every item of an access review was decided',
+  'organization.created': 'An organization was created',
+  'organization.updated': 'An organization’s name, domains or SSO settings changed',
+  'organization.deleted': 'An organization was deleted, with its domains and SSO connection',
+  'sso_connection.saved': 'An organization’s IT admin saved its SSO connection in the Admin Portal (tested first)',
 } as const;
 
 export type EventType = keyof typeof EVENT_TYPES;

@@ -32,6 +32,11 @@ export const BUILTIN_ATTRIBUTES: Record<string, { name: string; aliases: string[
   picture: { name: 'Picture', aliases: ['picture', 'avatar_url'], enabled: false },
 };
 
+/** The built-in named `key`, if any (own keys only: `toString` or `constructor` is a key like any other). */
+function builtinOf(key: string): (typeof BUILTIN_ATTRIBUTES)[string] | undefined {
+  return Object.hasOwn(BUILTIN_ATTRIBUTES, key) ? BUILTIN_ATTRIBUTES[key] : undefined;
+}
+
 export const idpAttributeOutput = z
   .object({ key: z.string(), name: z.string(), builtin: z.boolean(), enabled: z.boolean(), claims: z.array(z.string()) })
   .meta({ id: 'IdpAttribute' });
@@ -82,7 +87,7 @@ export async function createIdpAttribute(
   input: z.infer<typeof createIdpAttributeInput>,
   now: Date,
 ): Promise<IdpAttributeView> {
-  if (input.key in BUILTIN_ATTRIBUTES || (await scope.em.count(IdpAttribute, { key: input.key }))) {
+  if (builtinOf(input.key) || (await scope.em.count(IdpAttribute, { key: input.key }))) {
     throw new AppError('CONFLICT', `An attribute with the key "${input.key}" already exists`);
   }
   const row = Object.assign(new IdpAttribute(), {
@@ -100,24 +105,30 @@ export async function createIdpAttribute(
   return { key: row.key, name: row.name, builtin: false, enabled: row.enabled, claims: [row.claim as string] };
 }
 
+/**
+ * A built-in's stored row, made on its first change. Concurrent first changes (a double click) all
+ * find the one row: the insert gives way to another's on the unique key instead of failing on it.
+ */
+async function builtinRow(scope: AuditScope, key: string, now: Date): Promise<IdpAttribute | null> {
+  const builtin = builtinOf(key);
+  if (!builtin) return null;
+  await scope.em.execute(
+    `insert into idp_attributes (id, workspace_id, key, name, claim, builtin, enabled, created_at) values (?, ?, ?, ?, null, true, ?, ?)
+     on conflict (workspace_id, key) do nothing`,
+    [newId('ida'), scope.workspaceId, key, builtin.name, builtin.enabled, now],
+  );
+  return scope.em.findOne(IdpAttribute, { key });
+}
+
 export async function updateIdpAttribute(
   scope: AuditScope,
   input: z.infer<typeof updateIdpAttributeInput>,
   now: Date,
 ): Promise<IdpAttributeView> {
-  const builtin = BUILTIN_ATTRIBUTES[input.key];
-  let row = await scope.em.findOne(IdpAttribute, { key: input.key });
-  if (!row && !builtin) throw new AppError('NOT_FOUND', 'No such attribute');
-  row ??= Object.assign(new IdpAttribute(), {
-    id: newId('ida'),
-    workspaceId: scope.workspaceId,
-    key: input.key,
-    name: builtin?.name ?? input.key,
-    claim: null,
-    builtin: true,
-    createdAt: now,
-  });
-  row.enabled = input.enabled ?? row.enabled ?? builtin?.enabled ?? true;
+  const builtin = builtinOf(input.key);
+  const row = (await scope.em.findOne(IdpAttribute, { key: input.key })) ?? (await builtinRow(scope, input.key, now));
+  if (!row) throw new AppError('NOT_FOUND', 'No such attribute');
+  if (input.enabled !== undefined) row.enabled = input.enabled;
   if (input.name) row.name = input.name;
   scope.em.persist(row);
   recordAudit(scope, {

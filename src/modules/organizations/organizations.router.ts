@@ -41,7 +41,7 @@ export const organizationsRouter = router({
     })
     .input(createOrganizationInput)
     .output(organizationOutput)
-    .mutation(({ ctx, input }) => createOrganization(auditScope(ctx), input, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) => createOrganization(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
 
   portalLink: managementProcedure('organizations:write')
     .meta({
@@ -79,7 +79,7 @@ export const organizationsRouter = router({
     })
     .input(updateOrganizationInput)
     .output(organizationOutput)
-    .mutation(({ ctx, input }) => updateOrganization(auditScope(ctx), input, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) => updateOrganization(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
 
   delete: managementProcedure('organizations:write')
     .meta({

@@ -1,10 +1,13 @@
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { sha256 } from '../../core/secrets.ts';
+import { emitEvent } from '../events/events.ts';
+import { assertMayGrant } from '../roles/owners.ts';
 import { Role } from '../roles/role.entity.ts';
 import { SsoConnection } from '../sso/sso-connection.entity.ts';
 import { Organization, OrganizationDomain, OrganizationMember, type SsoSettings } from './organization.entity.ts';
@@ -53,6 +56,11 @@ function toView(org: Organization, facts: OrganizationFacts): OrganizationView {
   };
 }
 
+/** What webhooks hear of an organization: no member count (it changes without the organization). */
+function eventData(view: OrganizationView) {
+  return { id: view.id, name: view.name, domains: view.domains, sso: view.sso };
+}
+
 async function viewOf(em: EntityManager, org: Organization): Promise<OrganizationView> {
   return toView(org, await factsOf(em, [org.id]));
 }
@@ -81,16 +89,22 @@ export async function getOrganization(em: EntityManager, id: string): Promise<Or
   return viewOf(em, await findOrganization(em, id));
 }
 
-async function checkDefaultRole(em: EntityManager, key: string): Promise<void> {
+/**
+ * The role SSO gives new users must exist, may not be owner, and is handed out by the caller: like an
+ * assignment or an invitation, only by one who holds every permission it grants.
+ */
+async function checkDefaultRole(em: EntityManager, principal: Principal, key: string): Promise<void> {
   if (key === 'owner')
     throw new AppError('BAD_REQUEST', 'SSO cannot grant the owner role', {
       details: [{ path: 'sso.default_role', message: 'must not be owner' }],
     });
-  if (!(await em.count(Role, { key }))) {
+  const role = await em.findOne(Role, { key });
+  if (!role) {
     throw new AppError('BAD_REQUEST', `No role has the key "${key}"`, {
       details: [{ path: 'sso.default_role', message: 'must be a role key' }],
     });
   }
+  assertMayGrant(principal, role);
 }
 
 /** Replaces an organization's domains; a domain held by another organization of the workspace is 409. */
@@ -122,9 +136,14 @@ async function flushClaimingDomains(em: EntityManager): Promise<void> {
   }
 }
 
-export async function createOrganization(scope: AuditScope, input: CreateOrganizationInput, now: Date): Promise<OrganizationView> {
+export async function createOrganization(
+  scope: AuditScope,
+  principal: Principal,
+  input: CreateOrganizationInput,
+  now: Date,
+): Promise<OrganizationView> {
   const sso = { ...DEFAULT_SSO, ...input.sso };
-  await checkDefaultRole(scope.em, sso.default_role);
+  await checkDefaultRole(scope.em, principal, sso.default_role);
   const org = Object.assign(new Organization(), {
     id: newId('org'),
     workspaceId: scope.workspaceId,
@@ -141,10 +160,17 @@ export async function createOrganization(scope: AuditScope, input: CreateOrganiz
     details: { name: org.name, domains: input.domains },
   });
   await flushClaimingDomains(scope.em);
-  return viewOf(scope.em, org);
+  const view = await viewOf(scope.em, org);
+  emitEvent(scope, 'organization.created', eventData(view), now);
+  return view;
 }
 
-export async function updateOrganization(scope: AuditScope, input: UpdateOrganizationInput, now: Date): Promise<OrganizationView> {
+export async function updateOrganization(
+  scope: AuditScope,
+  principal: Principal,
+  input: UpdateOrganizationInput,
+  now: Date,
+): Promise<OrganizationView> {
   const org = await findOrganization(scope.em, input.id);
   const changes: Record<string, unknown> = {};
   if (input.name !== undefined && input.name !== org.name) {
@@ -153,7 +179,7 @@ export async function updateOrganization(scope: AuditScope, input: UpdateOrganiz
   }
   if (input.sso) {
     const sso = { ...org.sso, ...input.sso };
-    await checkDefaultRole(scope.em, sso.default_role);
+    if (sso.default_role !== org.sso.default_role) await checkDefaultRole(scope.em, principal, sso.default_role);
     changes.sso = { from: org.sso, to: sso };
     org.sso = sso;
   }
@@ -164,7 +190,9 @@ export async function updateOrganization(scope: AuditScope, input: UpdateOrganiz
   org.updatedAt = now;
   recordAudit(scope, { eventType: 'organization.update', target: { type: 'organization', id: org.id }, details: changes });
   await flushClaimingDomains(scope.em);
-  return viewOf(scope.em, org);
+  const view = await viewOf(scope.em, org);
+  if (Object.keys(changes).length > 0) emitEvent(scope, 'organization.updated', eventData(view), now);
+  return view;
 }
 
 export async function deleteOrganization(scope: AuditScope, id: string) {
@@ -175,6 +203,7 @@ export async function deleteOrganization(scope: AuditScope, id: string) {
   await scope.em.execute('delete from portal_links where organization_id = ?', [org.id]);
   scope.em.remove(org);
   recordAudit(scope, { eventType: 'organization.delete', target: { type: 'organization', id: org.id }, details: { name: org.name } });
+  emitEvent(scope, 'organization.deleted', { id: org.id, name: org.name });
   return { id: org.id, deleted: true as const };
 }
 
@@ -197,6 +226,14 @@ export async function joinOrganization(em: EntityManager, workspaceId: string, o
     `insert into organization_members (id, workspace_id, organization_id, user_id, created_at) values (?, ?, ?, ?, ?)
      on conflict (organization_id, user_id) do nothing`,
     [newId('omb'), workspaceId, organizationId, userId, now],
+  );
+}
+
+/** The organizations whose SSO gives new users the role `key` (its `default_role`). */
+export async function organizationsGrantingRole(em: EntityManager, workspaceId: string, key: string) {
+  return em.execute<{ id: string; name: string }[]>(
+    `select id, name from organizations where workspace_id = ? and sso->>'default_role' = ? order by name, id`,
+    [workspaceId, key],
   );
 }
 

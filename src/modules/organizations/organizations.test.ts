@@ -99,6 +99,74 @@ describe('organizations and identity-provider attributes', () => {
     expect(res.body.error.code).toBe('BAD_REQUEST');
   });
 
+  it('keeps a custom role that an organization gives its new SSO users (409), until the organization names another', async () => {
+    const role = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { key: 'contractor', name: 'Contractor', permissions: ['users:read'] },
+    });
+    expect(role.status).toBe(201);
+    const org = await call(app, 'POST', '/api/v1/organizations', {
+      token: ws.apiKey,
+      body: { name: 'Contracting Co', domains: ['contracting.example'], sso: { default_role: 'contractor' } },
+    });
+    expect(org.status).toBe(201);
+    const refused = await call(app, 'DELETE', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey });
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect(JSON.stringify(refused.body.error.details)).toContain(org.body.data.id);
+    const still = await call(app, 'GET', `/api/v1/organizations/${org.body.data.id}`, { token: ws.apiKey });
+    expect(still.body.data.sso.default_role).toBe('contractor');
+
+    // Another workspace's organization giving a role of the same key does not hold this one.
+    const theirs = await call(app, 'POST', '/api/v1/roles', { token: other.apiKey, body: { key: 'temp', name: 'Temp', permissions: [] } });
+    const ours = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { key: 'temp', name: 'Temp', permissions: [] } });
+    await call(app, 'POST', '/api/v1/organizations', { token: other.apiKey, body: { name: 'Temps', sso: { default_role: 'temp' } } });
+    expect(theirs.status).toBe(201);
+    expect((await call(app, 'DELETE', `/api/v1/roles/${ours.body.data.id}`, { token: ws.apiKey })).status).toBe(200);
+
+    await call(app, 'PATCH', `/api/v1/organizations/${org.body.data.id}`, { token: ws.apiKey, body: { sso: { default_role: 'member' } } });
+    const deleted = await call(app, 'DELETE', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey });
+    expect(deleted.status).toBe(200);
+  });
+
+  it('lets only a caller who holds every permission of a role make it what SSO gives new users (403 otherwise)', async () => {
+    await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { key: 'org_manager', name: 'Org manager', permissions: ['organizations:read', 'organizations:write'] },
+    });
+    const email = uniqueEmail('orgmanager');
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'manager passphrase' } });
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.body.data.id, role_id: 'org_manager' } });
+    const manager = (await signIn(app, ws.id, email, 'manager passphrase')).accessToken;
+
+    const asAdmin = await call(app, 'POST', '/api/v1/organizations', {
+      token: manager,
+      body: { name: 'Escalation Co', domains: ['escalation.example'], sso: { default_role: 'admin' } },
+    });
+    expect([asAdmin.status, asAdmin.body.error?.code]).toEqual([403, 'FORBIDDEN']);
+    const plain = await call(app, 'POST', '/api/v1/organizations', {
+      token: manager,
+      body: { name: 'Escalation Co', domains: ['escalation.example'] },
+    });
+    expect(plain.status).toBe(201);
+    const id = plain.body.data.id as string;
+    const raised = await call(app, 'PATCH', `/api/v1/organizations/${id}`, { token: manager, body: { sso: { default_role: 'admin' } } });
+    expect([raised.status, raised.body.error?.code]).toEqual([403, 'FORBIDDEN']);
+    expect((await call(app, 'GET', `/api/v1/organizations/${id}`, { token: ws.apiKey })).body.data.sso.default_role).toBe('member');
+
+    // An admin may; the manager still edits the rest of that organization.
+    const byAdmin = await call(app, 'PATCH', `/api/v1/organizations/${id}`, {
+      token: ws.apiKey,
+      body: { sso: { default_role: 'viewer' } },
+    });
+    expect(byAdmin.status).toBe(200);
+    const renamed = await call(app, 'PATCH', `/api/v1/organizations/${id}`, {
+      token: manager,
+      body: { name: 'Escalation Inc', sso: { jit_provisioning: false } },
+    });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data).toMatchObject({ name: 'Escalation Inc', sso: { default_role: 'viewer', jit_provisioning: false } });
+  });
+
   it('lets viewers read and refuses members', async () => {
     const email = uniqueEmail('viewer');
     const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'viewer passphrase' } });
@@ -155,5 +223,26 @@ describe('organizations and identity-provider attributes', () => {
     expect(renamed.body.data).toMatchObject({ key: 'department', name: 'Dept.', enabled: false });
     const builtinRenamed = await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: ws.apiKey, body: { name: 'Language' } });
     expect(builtinRenamed.body.data).toMatchObject({ key: 'locale', name: 'Language', enabled: false });
+
+    // The first switches of a built-in, sent at once (a double click), all succeed on the one row.
+    const together = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        call(app, 'PATCH', '/api/v1/idp-attributes/phone_number', { token: ws.apiKey, body: { enabled: true } }),
+      ),
+    );
+    expect(together.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const phone = await call(app, 'GET', '/api/v1/idp-attributes?per_page=100', { token: ws.apiKey });
+    expect(phone.body.data.filter((a: { key: string }) => a.key === 'phone_number')).toMatchObject([{ enabled: true }]);
+
+    // Keys that name what every JavaScript object has are keys like any other.
+    for (const key of ['toString', 'constructor', 'valueOf']) {
+      const unknown = await call(app, 'PATCH', `/api/v1/idp-attributes/${key}`, { token: ws.apiKey, body: { enabled: true } });
+      expect([unknown.status, unknown.body.error?.code], key).toEqual([404, 'NOT_FOUND']);
+    }
+    const custom = await call(app, 'POST', '/api/v1/idp-attributes', { token: ws.apiKey, body: { key: 'valueOf', claim: 'value_of' } });
+    expect(custom.status).toBe(201);
+    expect(custom.body.data).toEqual({ key: 'valueOf', name: 'valueOf', builtin: false, enabled: true, claims: ['value_of'] });
+    const switched = await call(app, 'PATCH', '/api/v1/idp-attributes/valueOf', { token: ws.apiKey, body: { enabled: false } });
+    expect(switched.body.data).toMatchObject({ key: 'valueOf', builtin: false, enabled: false, claims: ['value_of'] });
   });
 });

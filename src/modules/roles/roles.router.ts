@@ -47,7 +47,7 @@ export const rolesRouter = router({
     .meta({
       openapi: { method: 'DELETE', path: '/api/v1/roles/{id}', tags, summary: 'Delete a custom role', protect: true },
       audit: 'role.delete',
-      conflict: 'Built-in roles cannot be deleted',
+      conflict: 'Built-in roles cannot be deleted, nor a role an organization gives its new SSO users',
     })
     .input(roleIdInput)
     .output(deletedOutput)

@@ -5,6 +5,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { revokeInvitationsOfRole } from '../invitations/invitations.service.ts';
+import { organizationsGrantingRole } from '../organizations/organizations.service.ts';
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
 import { assertMayGrant, isOwner, lockOwnerRole, permanentOwners } from './owners.ts';
@@ -95,6 +96,12 @@ export async function createRole(scope: AuditScope, input: CreateRoleInput, now:
 export async function deleteRole(scope: AuditScope, id: string, now: Date) {
   const role = await findRole(scope.em, id);
   if (role.builtin) throw new AppError('CONFLICT', 'Built-in roles cannot be deleted');
+  const granting = await organizationsGrantingRole(scope.em, scope.workspaceId, role.key);
+  if (granting.length > 0) {
+    throw new AppError('CONFLICT', 'Organizations give this role to their new SSO users; choose another default role there first', {
+      details: granting.map((org) => ({ path: 'id', message: `${org.name} (${org.id}) has it as sso.default_role` })),
+    });
+  }
   const revokedInvitations = await revokeInvitationsOfRole(scope, role, now);
   const deniedRequests = await denyOrphanedRequests(scope, { entitlementId: role.id }, 'The role was deleted', now);
   const removed = await scope.em.execute<{ user_id: string; expires_at: Date | null }[]>(

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { CryptoBox } from '../../core/crypto-box.ts';
 import { newId } from '../../core/ids.ts';
+import { emitEvent } from '../events/events.ts';
 import type { Organization } from '../organizations/organization.entity.ts';
 import type { SsoConnectionView } from '../organizations/organizations.schema.ts';
 import { SsoConnection, type OidcConnectionConfig, type SamlConnectionConfig } from './sso-connection.entity.ts';
@@ -106,6 +107,7 @@ export async function saveConnection(
         ? { kind: 'oidc', issuer: input.config.issuer, client_id: input.config.client_id }
         : { kind: 'saml', entity_id: input.config.entity_id },
   });
+  emitEvent(scope, 'sso_connection.saved', { id: connection.id, organization_id: org.id, kind: input.kind }, now);
   await scope.em.flush();
   return connection;
 }

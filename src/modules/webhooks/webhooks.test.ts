@@ -10,6 +10,7 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login } from '../../../test/helpers/auth.ts';
 import { Browser, formAction, hiddenInput } from '../../../test/helpers/browser.ts';
 import { call } from '../../../test/helpers/http.ts';
+import { fixtureKey, idpMetadataXml } from '../../../test/helpers/saml.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { postWebhook } from './sender.ts';
 
@@ -245,6 +246,55 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
         data: { user_id: holders[0], role_id: role.body.data.id, role: role.body.data.key, reason: 'role_deleted' },
       }),
     ]);
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
+  it('tells of an organization created, updated, given an SSO connection in the Admin Portal and deleted', async () => {
+    const types = ['organization.created', 'organization.updated', 'sso_connection.saved', 'organization.deleted'];
+    const created = await endpoint({ event_types: types });
+    receiver.received.length = 0;
+    const org = await call(app, 'POST', '/api/v1/organizations', {
+      token: ws.apiKey,
+      body: { name: 'Hooked Co', domains: ['hooked.example'] },
+    });
+    expect(org.status).toBe(201);
+    const id = org.body.data.id as string;
+    await call(app, 'PATCH', `/api/v1/organizations/${id}`, { token: ws.apiKey, body: { domains: ['hooked.example', 'hooked.test'] } });
+    const link = await call(app, 'POST', '/api/v1/organizations/portal-link', { token: ws.apiKey, body: { organization_id: id } });
+    const opened = await call(app, 'GET', `/portal?${new URL(link.body.data.link).searchParams}`);
+    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const metadata = idpMetadataXml({
+      entityId: 'https://idp.hooked.example/saml',
+      ssoUrl: 'https://idp.hooked.example/sso',
+      certs: [fixtureKey('idp').certBase64],
+    });
+    const saved = await call(app, 'POST', '/portal/sso/saml', {
+      raw: new URLSearchParams({ metadata_xml: metadata }).toString(),
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(saved.status).toBe(200);
+    const connection = await call(app, 'GET', `/api/v1/organizations/${id}/sso-connection`, { token: ws.apiKey });
+    expect((await call(app, 'DELETE', `/api/v1/organizations/${id}`, { token: ws.apiKey })).status).toBe(200);
+    await app.deps.webhooks.tick();
+    const sso = { enabled: true, jit_provisioning: true, default_role: 'member' };
+    // Deliveries run side by side, so they may arrive in any order.
+    expect(receiver.received).toHaveLength(4);
+    expect(receiver.received.map((r) => verify(created.secret, r))).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'organization.created', data: { id, name: 'Hooked Co', domains: ['hooked.example'], sso } }),
+        expect.objectContaining({
+          type: 'organization.updated',
+          data: { id, name: 'Hooked Co', domains: ['hooked.example', 'hooked.test'], sso },
+        }),
+        expect.objectContaining({
+          type: 'sso_connection.saved',
+          data: { id: connection.body.data.id, organization_id: id, kind: 'saml' },
+        }),
+        expect.objectContaining({ type: 'organization.deleted', data: { id, name: 'Hooked Co' } }),
+      ]),
+    );
+    const listed = await call(app, 'GET', '/api/v1/webhooks/event-types?per_page=100', { token: ws.apiKey });
+    expect(listed.body.data.map((t: { type: string }) => t.type)).toEqual(expect.arrayContaining(types));
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
