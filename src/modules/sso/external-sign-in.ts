@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
+import { grants, grantsAll, type Grant } from '../../core/permissions.ts';
 import { newId } from '../../core/ids.ts';
 import { sha256 } from '../../core/secrets.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
@@ -324,6 +325,38 @@ export async function exchangeCode(deps: AppDeps, em: EntityManager, code: strin
 }
 
 /**
+ * Nobody verifies that an organization owns the domains it names, so whoever may write organizations
+ * could name an account's domain and connect an identity provider of their own. SSO therefore signs in
+ * to an existing account only when the organization's default role already covers every right the
+ * account holds: never an owner's, never an admin's through a lesser default role. Such an account
+ * signs in with its password; the refusal is the callback's `access_denied`.
+ */
+async function refuseAccountAboveDefaultRole(em: EntityManager, workspaceId: string, org: Organization, email: string, now: Date) {
+  const held = await em.execute<{ key: string; permissions: Grant[] }[]>(
+    `select r.key, r.permissions from users u
+       join role_assignments ra on ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > ?)
+       join roles r on r.id = ra.role_id
+      where u.workspace_id = ? and u.email = ?`,
+    [now, workspaceId, email],
+  );
+  if (held.length === 0) return;
+  const [given] = await em.execute<{ permissions: Grant[] }[]>('select permissions from roles where workspace_id = ? and key = ?', [
+    workspaceId,
+    org.sso.default_role,
+  ]);
+  const covered = given?.permissions ?? [];
+  const beyond = held.filter(
+    (role) => role.key === 'owner' || role.permissions.some((p) => (p === '*' ? !grantsAll(covered) : !grants(covered, p))),
+  );
+  if (beyond.length > 0) {
+    throw new AppError(
+      'FORBIDDEN',
+      `SSO cannot sign in to this account: it holds rights the organization's SSO does not give (${beyond.map((r) => r.key).join(', ')}); sign in with its password`,
+    );
+  }
+}
+
+/**
  * An organization's identity provider speaks for its own domains only: an email outside them is
  * refused, one inside is trusted as verified, signed in (or created, when just-in-time provisioning
  * is on) and made a member of the organization.
@@ -343,6 +376,7 @@ export async function ssoUser(
     throw new AppError('FORBIDDEN', 'The identity provider asserted an email outside the organization’s domains');
   }
   const now = deps.clock.now();
+  await refuseAccountAboveDefaultRole(scope.em, scope.workspaceId, org, address, now);
   const user = await resolveUser(
     scope,
     { email: address, emailVerified: true, profile, via: org.id },

@@ -1,6 +1,7 @@
 import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { login } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { fixtureKey, idpMetadataXml, samlResponseXml, signSamlXml, toBase64 } from '../../../test/helpers/saml.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
@@ -188,6 +189,58 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
 
     const noOrg = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=someone@unknown.example`);
     expect(noOrg.status).toBe(404);
+  });
+
+  it('never signs in through SSO to an account worth more than its default role: domains are unverified, so that would be a takeover', async () => {
+    // An admin (or a custom role with organizations:write) names the owner's domain and connects an IdP it runs.
+    const org = await organization('Claimed', 'claimed-sso.example');
+    const cookie = await openPortal(org);
+    const saved = await postForm('/portal/sso/oidc', cookie, {
+      issuer: idp.issuer,
+      client_id: 'acme-app',
+      client_secret: 'acme-idp-secret',
+    });
+    expect(saved.status).toBe(200);
+    const existing = async (email: string, role: string | null) => {
+      const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'an existing passphrase' } });
+      expect(user.status).toBe(201);
+      if (role) {
+        const roles = (await call(app, 'GET', '/api/v1/roles?per_page=100', { token: ws.apiKey })).body.data as {
+          id: string;
+          key: string;
+        }[];
+        const roleId = roles.find((r) => r.key === role)?.id;
+        // Only an owner grants owner.
+        const token = role === 'owner' ? (await login(app, ws.id, ws.owner.email, ws.owner.password)).body.data.access_token : ws.apiKey;
+        const given = await call(app, 'POST', '/api/v1/roles/assign', {
+          token,
+          body: { user_id: user.body.data.id, role_id: roleId },
+        });
+        expect(given.status).toBe(200);
+      }
+      return user.body.data.id as string;
+    };
+    const viaSso = async (email: string) => {
+      const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=${email}`);
+      idp.signInAs({ sub: email, claims: { email } });
+      return new URL(
+        (await call(app, 'GET', onApp(await idp.authorize(start.headers.get('location') as string)))).headers.get('location') as string,
+      );
+    };
+
+    await existing('boss@claimed-sso.example', 'owner');
+    await existing('ops@claimed-sso.example', 'admin');
+    const member = await existing('dev@claimed-sso.example', null);
+    for (const email of ['boss@claimed-sso.example', 'ops@claimed-sso.example']) {
+      expect((await viaSso(email)).searchParams.get('error'), email).toBe('access_denied');
+    }
+    // An account the default role (member) covers signs in as before, and is the same account.
+    const signedIn = await exchange(await viaSso('dev@claimed-sso.example'));
+    expect([signedIn.status, signedIn.body.data.user.id]).toEqual([200, member]);
+    // With admin as the default role, the admin's account is covered; the owner's never is.
+    await call(app, 'PATCH', `/api/v1/organizations/${org}`, { token: ws.apiKey, body: { sso: { default_role: 'admin' } } });
+    expect((await exchange(await viaSso('ops@claimed-sso.example'))).status).toBe(200);
+    expect((await viaSso('boss@claimed-sso.example')).searchParams.get('error')).toBe('access_denied');
   });
 
   it('checks SAML metadata before saving it and accepts a signed response once; a tampered one is refused', async () => {
