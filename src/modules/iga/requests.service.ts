@@ -15,7 +15,7 @@ import { User } from '../users/user.entity.ts';
 import { findUser } from '../users/users.service.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { currentGrant, findEntitlement, lookupEntitlement, type Entitlement } from './entitlements.service.ts';
-import { requestEventData } from './close-requests.ts';
+import { recordDenial, requestEventData } from './close-requests.ts';
 import { AccessRequest } from './iga.entity.ts';
 import type { AccessRequestView, ListRequestsInput } from './iga.schema.ts';
 
@@ -277,19 +277,7 @@ export async function denyRequest(
 ): Promise<AccessRequestView> {
   const reason = decisionNote(input);
   const request = await pendingRequest(scope, principal, input.id);
-  Object.assign(request, {
-    status: 'denied',
-    decidedByType: scope.actor.type,
-    decidedById: scope.actor.id,
-    decidedAt: now,
-    decisionReason: reason,
-  });
-  recordAudit(scope, {
-    eventType: 'access_request.deny',
-    target: { type: 'access_request', id: request.id },
-    details: { requester_id: request.requesterId, entitlement_type: request.entitlementType, entitlement_id: request.entitlementId },
-  });
-  emitEvent(scope, 'access_request.denied', { ...requestEventData(request), reason }, now);
+  recordDenial(scope, request, reason, now);
   await notifyDecision(scope, principal, request, reason ? `Reason: ${reason}` : 'No reason was given.', now);
   return toRequestView(request);
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
-import { grants, grantsAll, type Permission } from '../../core/permissions.ts';
+import { grants, grantsAll, type Grant, type Permission } from '../../core/permissions.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
 
 /*
@@ -16,6 +16,11 @@ export function isOwner(principal: Principal): boolean {
   return principal.type === 'user' && principal.roles.includes('owner');
 }
 
+/** The permissions of a role's list that `held` does not grant (`*` asks for every permission there is). */
+export function permissionsBeyond(held: readonly Grant[], permissions: readonly string[]): string[] {
+  return permissions.filter((p) => (p === '*' ? !grantsAll(held) : !grants(held, p as Permission)));
+}
+
 /**
  * Refuses (403) handing out `role` to someone: the owner role only by an owner, any other only by a
  * caller who holds every permission it grants (a custom role with `roles:write` alone cannot give
@@ -26,7 +31,7 @@ export function assertMayGrant(principal: Principal, role: Role): void {
     if (!isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may grant the owner role');
     return;
   }
-  const missing = role.permissions.filter((p) => (p === '*' ? !grantsAll(principal.grants) : !grants(principal.grants, p as Permission)));
+  const missing = permissionsBeyond(principal.grants, role.permissions);
   if (missing.length > 0) {
     throw new AppError('FORBIDDEN', `You cannot grant the role ${role.key}: it holds permissions you do not have (${missing.join(', ')})`);
   }

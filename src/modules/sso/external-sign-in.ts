@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
-import { grants, grantsAll, type Grant } from '../../core/permissions.ts';
+import type { Grant } from '../../core/permissions.ts';
 import { newId } from '../../core/ids.ts';
 import { sha256 } from '../../core/secrets.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
@@ -11,6 +11,7 @@ import type { Origin } from '../auth/sessions.service.ts';
 import { signInVerifiedUser, type SignInResult } from '../auth/sign-in.ts';
 import { mapProfile } from '../idp-attributes/idp-attributes.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
+import { permissionsBeyond } from '../roles/owners.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from '../users/user.entity.ts';
 import type { Organization } from '../organizations/organization.entity.ts';
@@ -345,9 +346,7 @@ async function refuseAccountAboveDefaultRole(em: EntityManager, workspaceId: str
     org.sso.default_role,
   ]);
   const covered = given?.permissions ?? [];
-  const beyond = held.filter(
-    (role) => role.key === 'owner' || role.permissions.some((p) => (p === '*' ? !grantsAll(covered) : !grants(covered, p))),
-  );
+  const beyond = held.filter((role) => role.key === 'owner' || permissionsBeyond(covered, role.permissions).length > 0);
   if (beyond.length > 0) {
     throw new AppError(
       'FORBIDDEN',
