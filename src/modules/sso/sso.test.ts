@@ -228,7 +228,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
       const back = await call(app, 'GET', onApp(await idp.authorize(start.headers.get('location') as string)), { headers });
       const location = new URL(back.headers.get('location') as string);
       const signIn = () => call(app, 'POST', '/api/v1/auth/oauth/exchange', { headers, body: { code: location.searchParams.get('code') } });
-      return { error: location.searchParams.get('error'), signIn };
+      return { error: location.searchParams.get('error'), description: location.searchParams.get('error_description'), signIn };
     };
 
     await existing('boss@claimed-sso.example', 'owner');
@@ -246,7 +246,14 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     await call(app, 'PATCH', `/api/v1/organizations/${org}`, { token: ws.apiKey, body: { sso: { default_role: 'admin' } } });
     expect((await (await viaSso('ops@claimed-sso.example')).signIn()).status).toBe(200);
     expect((await (await viaSso('auditor@claimed-sso.example')).signIn()).status).toBe(200);
-    expect((await viaSso('boss@claimed-sso.example')).error).toBe('access_denied');
+    const owner = await viaSso('boss@claimed-sso.example');
+    expect(owner.error).toBe('access_denied');
+    // The app is told why, and the refusal is in the audit log as a failed sign-in.
+    expect(owner.description).toBe(
+      "SSO cannot sign in to this account: it holds rights the organization's SSO does not give (owner); sign in with its password",
+    );
+    const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=1', { token: ws.apiKey });
+    expect(failures.body.data[0].details).toMatchObject({ method: 'sso', reason: 'FORBIDDEN' });
   });
 
   it('checks SAML metadata before saving it and accepts a signed response once; a tampered one is refused', async () => {
