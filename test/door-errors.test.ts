@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../src/router.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { call, graphql } from './helpers/http.ts';
-import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 
 /** README: GraphQL errors carry the REST codes in errors[].extensions.code, tRPC errors in error.data.appCode. */
 describe('each door answers its errors in its own shape, with the REST codes', () => {
@@ -56,6 +56,35 @@ describe('each door answers its errors in its own shape, with the REST codes', (
     const notAString = await call(app, 'POST', '/graphql', { token: ws.apiKey, body: { query: 1 } });
     expect(notAString.status).toBe(400);
     expect(notAString.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+  });
+
+  it('answers a /graphql POST whose body is not JSON 400 BAD_REQUEST in GraphQL error shape, and runs nothing', async () => {
+    const total = async () => (await call(app, 'GET', '/api/v1/users?per_page=1', { token: ws.apiKey })).body.meta.total as number;
+    const before = await total();
+    const mutation = `mutation { createUser(input: { email: "${uniqueEmail('form')}", password: "password-123" }) { id } }`;
+    const bodies: [string, string][] = [
+      ['text/plain', JSON.stringify({ query: mutation })],
+      ['application/x-www-form-urlencoded', new URLSearchParams({ query: mutation }).toString()],
+      [
+        'multipart/form-data; boundary=x',
+        `--x\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify({ query: mutation })}\r\n--x--\r\n`,
+      ],
+    ];
+    for (const [type, raw] of bodies) {
+      const res = await call(app, 'POST', '/graphql', { token: ws.apiKey, raw, headers: { 'content-type': type } });
+      expect(res.status, type).toBe(400);
+      expect(res.headers.get('content-type')).toContain('application/json');
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+      expect(res.body, type).toEqual({ errors: [{ message: 'Send the body as application/json', extensions: { code: 'BAD_REQUEST' } }] });
+    }
+    expect(await total()).toBe(before);
+
+    const json = await call(app, 'POST', '/graphql', {
+      token: ws.apiKey,
+      raw: JSON.stringify({ query: '{ users { meta { total } } }' }),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(json.body.data.users.meta.total).toBe(before);
   });
 
   it('answers a tRPC body over 1 MiB 413 and one that is not JSON 400, in tRPC error shape', async () => {
