@@ -11,6 +11,7 @@ import {
   errorHandler,
   globalRateLimit,
   limitBody,
+  limitJsonDepth,
   noStore,
   notFound,
   requestContext,
@@ -45,7 +46,7 @@ export function buildApp(deps: AppDeps): Express {
   });
 
   const json = express.json({ limit: MAX_BODY_BYTES, type: ['application/json', 'application/*+json'] });
-  app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json);
+  app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json, limitJsonDepth);
   // The spec's paths first, as most requests are theirs; a path it does not know goes on to the rest.
   app.use(restDoor(deps));
   app.use(healthRoutes(deps));

@@ -87,6 +87,33 @@ describe('each door answers its errors in its own shape, with the REST codes', (
     expect(json.body.data.users.meta.total).toBe(before);
   });
 
+  it('answers a JSON body nested past 64 levels 400 BAD_REQUEST on REST and tRPC, and stores nothing', async () => {
+    const total = async () => (await call(app, 'GET', '/api/v1/users?per_page=1', { token: ws.apiKey })).body.meta.total as number;
+    const before = await total();
+    const nested = (depth: number, leaf: string) => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+    const user = (depth: number, leaf = '1') =>
+      `{"email":"${uniqueEmail('deep')}","password":"password-123","metadata":{"a":${nested(depth, leaf)}}}`;
+    const message = 'The request body is nested more than 64 levels deep';
+
+    // Past the text check's reach, NUL reached PostgreSQL (500); thousands of levels overflowed the stack.
+    for (const raw of [user(70, '"x\\u0000y"'), user(10_000)]) {
+      const rest = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw });
+      expect(rest.status).toBe(400);
+      expect(rest.body.error).toEqual({ code: 'BAD_REQUEST', message });
+      const single = await call(app, 'POST', '/trpc/users.create', { token: ws.apiKey, raw });
+      expect(single.status).toBe(400);
+      expect(single.body.error.data).toEqual({ appCode: 'BAD_REQUEST', httpStatus: 400 });
+      expect(single.body.error.message).toBe(message);
+      const batch = await call(app, 'POST', '/trpc/users.create?batch=1', { token: ws.apiKey, raw: `{"0":${raw}}` });
+      expect(batch.status).toBe(400);
+      expect(batch.body.error.data.appCode).toBe('BAD_REQUEST');
+    }
+    expect(await total()).toBe(before);
+
+    const deepest = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: user(62) });
+    expect(deepest.status).toBe(201);
+  });
+
   it('answers a tRPC body over 1 MiB 413 and one that is not JSON 400, in tRPC error shape', async () => {
     const large = await call(app, 'POST', '/trpc/users.create', {
       token: ws.apiKey,
