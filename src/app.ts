@@ -11,13 +11,14 @@ import {
   errorHandler,
   globalRateLimit,
   limitBody,
+  limitJsonDepth,
   noStore,
   notFound,
   requestContext,
   securityHeaders,
 } from './core/http.ts';
 import { buildOpenApiDocument } from './core/openapi.ts';
-import { checkGraphQLQueryString, createGraphQLServer, refuseLargeGraphQLBody } from './graphql/yoga.ts';
+import { checkGraphQLQueryString, createGraphQLServer, refuseLargeGraphQLBody, requireJsonGraphQLBody } from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
 import { brandingRoutes } from './modules/branding/branding.routes.ts';
 import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
@@ -45,7 +46,7 @@ export function buildApp(deps: AppDeps): Express {
   });
 
   const json = express.json({ limit: MAX_BODY_BYTES, type: ['application/json', 'application/*+json'] });
-  app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json);
+  app.use(['/api/v1', '/platform/v1', '/trpc'], noStore, json, limitJsonDepth);
   // The spec's paths first, as most requests are theirs; a path it does not know goes on to the rest.
   app.use(restDoor(deps));
   app.use(healthRoutes(deps));
@@ -65,7 +66,9 @@ export function buildApp(deps: AppDeps): Express {
   );
 
   const yoga = createGraphQLServer(deps);
-  app.use('/graphql', noStore, limitBody(refuseLargeGraphQLBody), checkGraphQLQueryString, (req, res) => yoga(req, res));
+  app.use('/graphql', noStore, limitBody(refuseLargeGraphQLBody), requireJsonGraphQLBody, checkGraphQLQueryString, (req, res) =>
+    yoga(req, res),
+  );
   app.use(webAppRoutes());
 
   app.use(notFound);

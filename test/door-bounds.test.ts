@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRPC_MAX_BATCH_SIZE } from '../src/core/trpc-batch.ts';
-import { MAX_PROCEDURE_CALLS } from '../src/graphql/procedure-calls.ts';
+import { MAX_ALIASES, MAX_PROCEDURE_CALLS } from '../src/graphql/procedure-calls.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { call, graphql } from './helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
@@ -130,6 +130,42 @@ describe('work one GraphQL document or tRPC batch may ask for', () => {
     );
     expect(report.body.errors).toBeUndefined();
     expect(report.body.data.users.meta.total).toBeGreaterThan(0);
+  });
+
+  it(`refuses more than ${MAX_ALIASES} aliases below the root, counted where their fragment is spread`, async () => {
+    // 200 copies of a user's metadata (up to 16 KiB each) in every row of four pages of 100 users.
+    const copies = await graphql(
+      app,
+      `{ ${aliases(4, 'users(perPage: 100) { data { ...M } }')} } fragment M on User { ${aliases(200, 'metadata')} }`,
+      {},
+      ws.apiKey,
+    );
+    expect(copies.body.data ?? null).toBeNull();
+    expect(copies.body.errors).toHaveLength(1);
+    expect(copies.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+    expect(copies.body.errors?.[0]?.message).toContain('800 aliases');
+
+    // Eleven aliases in a fragment spread under two root fields are 22.
+    const spread = await graphql(
+      app,
+      `{ a: users { data { ...E } } b: users { data { ...E } } } fragment E on User { ${aliases(11, 'email')} }`,
+      {},
+      ws.apiKey,
+    );
+    expect(spread.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+    expect(spread.body.errors?.[0]?.message).toContain('22 aliases');
+
+    const introspection = await graphql(app, `{ ${aliases(MAX_ALIASES + 1, '__schema { queryType { name } }')} }`, {}, ws.apiKey);
+    expect(introspection.body.errors?.[0]?.extensions.code).toBe('BAD_REQUEST');
+
+    const allowed = await graphql(
+      app,
+      `{ ${aliases(MAX_PROCEDURE_CALLS - 1, 'users(perPage: 1) { meta { total } }')} users(perPage: 1) { data { ${aliases(MAX_ALIASES, 'email')} } } }`,
+      {},
+      ws.apiKey,
+    );
+    expect(allowed.body.errors).toBeUndefined();
+    expect(allowed.body.data.users.data[0].a19).toEqual(expect.stringContaining('@'));
   });
 
   it(`refuses a tRPC batch of more than ${TRPC_MAX_BATCH_SIZE} calls with 400 BAD_REQUEST in tRPC's error shape`, async () => {

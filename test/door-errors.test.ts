@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../src/router.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { call, graphql } from './helpers/http.ts';
-import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
+import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 
 /** README: GraphQL errors carry the REST codes in errors[].extensions.code, tRPC errors in error.data.appCode. */
 describe('each door answers its errors in its own shape, with the REST codes', () => {
@@ -56,6 +56,62 @@ describe('each door answers its errors in its own shape, with the REST codes', (
     const notAString = await call(app, 'POST', '/graphql', { token: ws.apiKey, body: { query: 1 } });
     expect(notAString.status).toBe(400);
     expect(notAString.body.errors[0].extensions.code).toBe('BAD_REQUEST');
+  });
+
+  it('answers a /graphql POST whose body is not JSON 400 BAD_REQUEST in GraphQL error shape, and runs nothing', async () => {
+    const total = async () => (await call(app, 'GET', '/api/v1/users?per_page=1', { token: ws.apiKey })).body.meta.total as number;
+    const before = await total();
+    const mutation = `mutation { createUser(input: { email: "${uniqueEmail('form')}", password: "password-123" }) { id } }`;
+    const bodies: [string, string][] = [
+      ['text/plain', JSON.stringify({ query: mutation })],
+      ['application/x-www-form-urlencoded', new URLSearchParams({ query: mutation }).toString()],
+      [
+        'multipart/form-data; boundary=x',
+        `--x\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${JSON.stringify({ query: mutation })}\r\n--x--\r\n`,
+      ],
+    ];
+    for (const [type, raw] of bodies) {
+      const res = await call(app, 'POST', '/graphql', { token: ws.apiKey, raw, headers: { 'content-type': type } });
+      expect(res.status, type).toBe(400);
+      expect(res.headers.get('content-type')).toContain('application/json');
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+      expect(res.body, type).toEqual({ errors: [{ message: 'Send the body as application/json', extensions: { code: 'BAD_REQUEST' } }] });
+    }
+    expect(await total()).toBe(before);
+
+    const json = await call(app, 'POST', '/graphql', {
+      token: ws.apiKey,
+      raw: JSON.stringify({ query: '{ users { meta { total } } }' }),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
+    expect(json.body.data.users.meta.total).toBe(before);
+  });
+
+  it('answers a JSON body nested past 64 levels 400 BAD_REQUEST on REST and tRPC, and stores nothing', async () => {
+    const total = async () => (await call(app, 'GET', '/api/v1/users?per_page=1', { token: ws.apiKey })).body.meta.total as number;
+    const before = await total();
+    const nested = (depth: number, leaf: string) => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+    const user = (depth: number, leaf = '1') =>
+      `{"email":"${uniqueEmail('deep')}","password":"password-123","metadata":{"a":${nested(depth, leaf)}}}`;
+    const message = 'The request body is nested more than 64 levels deep';
+
+    // Past the text check's reach, NUL reached PostgreSQL (500); thousands of levels overflowed the stack.
+    for (const raw of [user(70, '"x\\u0000y"'), user(10_000)]) {
+      const rest = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw });
+      expect(rest.status).toBe(400);
+      expect(rest.body.error).toEqual({ code: 'BAD_REQUEST', message });
+      const single = await call(app, 'POST', '/trpc/users.create', { token: ws.apiKey, raw });
+      expect(single.status).toBe(400);
+      expect(single.body.error.data).toEqual({ appCode: 'BAD_REQUEST', httpStatus: 400 });
+      expect(single.body.error.message).toBe(message);
+      const batch = await call(app, 'POST', '/trpc/users.create?batch=1', { token: ws.apiKey, raw: `{"0":${raw}}` });
+      expect(batch.status).toBe(400);
+      expect(batch.body.error.data.appCode).toBe('BAD_REQUEST');
+    }
+    expect(await total()).toBe(before);
+
+    const deepest = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: user(62) });
+    expect(deepest.status).toBe(201);
   });
 
   it('answers a tRPC body over 1 MiB 413 and one that is not JSON 400, in tRPC error shape', async () => {

@@ -60,6 +60,32 @@ export function globalRateLimit(deps: AppDeps): RequestHandler {
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const BODY_TOO_LARGE = 'The request body is larger than 1 MiB';
 
+/** How deep a JSON body may nest; no input of any procedure comes near (a user's metadata is free JSON). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether a parsed JSON value nests deeper than `max` levels; walked without recursion. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= max) return true;
+    for (const member of Object.values(item)) pending.push([member, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * A JSON body nested deeper than MAX_JSON_DEPTH is 400 BAD_REQUEST, in the door's shape, before any
+ * procedure sees it: tRPC serialises the parsed body again (a stack overflow past a few thousand levels
+ * was an unlogged 500), zod's checks of free JSON overflowed too (400 "Maximum call stack size
+ * exceeded"), and NUL deeper than the text check looks reached PostgreSQL (500).
+ */
+export const limitJsonDepth: RequestHandler = (req, res, next) => {
+  if (!nestsDeeperThan(req.body, MAX_JSON_DEPTH)) return next();
+  sendDoorError(res, new AppError('BAD_REQUEST', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep`));
+};
+
 /**
  * Refuses a body over MAX_BODY_BYTES without reading the rest: the answer says the connection closes,
  * so Node ends it once the answer is out instead of draining what the client still sends.

@@ -156,6 +156,25 @@ export function refuseLargeGraphQLBody(res: Response): void {
   sendGraphQLError(res, new AppError('BAD_REQUEST', BODY_TOO_LARGE, { status: 413 }));
 }
 
+/** The media types Yoga reads a POST body as (its own test: the first type named, parameters allowed). */
+const JSON_BODY_TYPES = ['application/json', 'application/graphql+json'];
+
+function isJsonBody(contentType: string | undefined): boolean {
+  const first = contentType?.split(',')[0] ?? '';
+  return JSON_BODY_TYPES.some((type) => first === type || first.startsWith(`${type};`));
+}
+
+/**
+ * A POST's body is JSON, as on the other doors (a body of another type is 400 BAD_REQUEST there too).
+ * Yoga answered a body it has no parser for (text/plain, none) 415 with an empty body, and read
+ * `application/x-www-form-urlencoded` and `multipart/form-data`, the bodies any page's HTML form
+ * can send to another site without asking first. Refused here in GraphQL's error shape.
+ */
+export const requireJsonGraphQLBody: RequestHandler = (req, res, next) => {
+  if (req.method !== 'POST' || isJsonBody(req.headers['content-type'])) return next();
+  sendGraphQLError(res, new AppError('BAD_REQUEST', 'Send the body as application/json'));
+};
+
 /**
  * Yoga reads a GET's `variables` and `extensions` with JSON.parse and answers 500 when they are not
  * JSON (or are repeated); they are checked here first and refused with 400 in GraphQL's error shape.
