@@ -154,10 +154,18 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     const access = owner.getByRole('dialog', { name: /Roles and groups of ada\./ });
     await access.getByLabel('Role', { exact: true }).selectOption({ label: 'viewer' });
     await access.getByRole('button', { name: 'Give role', exact: true }).click();
-    await access
-      .getByRole('list', { name: /Roles of ada\./ })
-      .getByText('viewer', { exact: true })
-      .waitFor();
+    const held = access.getByRole('list', { name: /Roles of ada\./ });
+    await held.getByText('viewer', { exact: true }).waitFor();
+    // A confirmation opened from this dialog closes alone, whether cancelled or confirmed.
+    await access.getByRole('button', { name: 'Revoke member', exact: true }).click();
+    const revoke = owner.getByRole('dialog', { name: /Revoke member from ada\./ });
+    await revoke.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await revoke.waitFor({ state: 'hidden' });
+    expect(await access.isVisible()).toBe(true);
+    await access.getByRole('button', { name: 'Revoke member', exact: true }).click();
+    await revoke.getByRole('button', { name: 'Revoke', exact: true }).click();
+    await held.getByText('member', { exact: true }).waitFor({ state: 'detached' });
+    expect(await access.isVisible()).toBe(true);
     await access.getByRole('button', { name: 'Close', exact: true }).click();
     await owner.getByRole('row', { name: /Ada Lovelace.*viewer/ }).waitFor();
 
