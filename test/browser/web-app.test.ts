@@ -469,6 +469,23 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await viewer.close();
   });
 
+  it('fits a 375-pixel phone screen: nothing but wide tables scrolls sideways, and Sign out is on the screen', async () => {
+    const phone = await chromium.newPage();
+    await phone.setViewportSize({ width: 375, height: 740 });
+    await phone.goto(`${app.url}/login`);
+    await signInWithPassword(phone, emailOf('ada'), 'a long passphrase');
+    await phone.waitForURL('**/dashboard/users');
+    for (const path of ['users', 'account', 'organizations', 'audit']) {
+      await phone.goto(`${app.url}/dashboard/${path}`);
+      await phone.getByRole('table').first().waitFor();
+      const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+      expect({ path, width }).toEqual({ path, width: 375 });
+      const signOut = await phone.getByRole('button', { name: 'Sign out', exact: true }).boundingBox();
+      expect(signOut && signOut.x + signOut.width).toBeLessThanOrEqual(375);
+    }
+    await phone.close();
+  });
+
   it('ran every page without a script error or a Content-Security-Policy violation', () => {
     expect(chromium.problems).toEqual([]);
   });
