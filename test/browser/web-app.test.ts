@@ -192,6 +192,11 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await owner.waitForURL('**/dashboard/users?page=2');
     await pages.getByText('21–23 of 23 users · page 2 of 2').waitFor();
     await expect.poll(() => owner.getByRole('row', { name: /@/ }).count()).toBe(3);
+    // A page past the last (an old link, its last row deleted) shows the last page, not "No users yet".
+    await owner.goto(`${app.url}/dashboard/users?page=5`);
+    await owner.waitForURL('**/dashboard/users?page=2');
+    await pages.getByText('21–23 of 23 users · page 2 of 2').waitFor();
+    expect(await owner.getByText('No users yet').count()).toBe(0);
 
     // A viewer sees the same list, read-only.
     const viewer = await chromium.newPage();
