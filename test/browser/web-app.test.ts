@@ -269,6 +269,14 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await org.getByLabel('Email domains', { exact: true }).fill('globex.example, globex.test');
     await org.getByRole('button', { name: 'Create organization', exact: true }).click();
     await owner.getByRole('row', { name: /Globex.*globex\.example/ }).waitFor();
+    // Edits closed without saving are gone when the dialog opens again.
+    await owner.getByRole('button', { name: 'Edit Globex', exact: true }).click();
+    const edit = owner.getByRole('dialog', { name: 'Edit Globex', exact: true });
+    await edit.getByLabel('Name', { exact: true }).fill('Globex (not saved)');
+    await edit.getByRole('button', { name: 'Close', exact: true }).click();
+    await owner.getByRole('button', { name: 'Edit Globex', exact: true }).click();
+    expect(await edit.getByLabel('Name', { exact: true }).inputValue()).toBe('Globex');
+    await edit.getByRole('button', { name: 'Close', exact: true }).click();
     await owner.getByRole('button', { name: 'Admin Portal link for Globex', exact: true }).click();
     const portal = owner.getByRole('dialog', { name: 'Admin Portal link for Globex', exact: true });
     const portalLink = await portal.getByRole('code').textContent();
