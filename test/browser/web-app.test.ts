@@ -154,10 +154,18 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     const access = owner.getByRole('dialog', { name: /Roles and groups of ada\./ });
     await access.getByLabel('Role', { exact: true }).selectOption({ label: 'viewer' });
     await access.getByRole('button', { name: 'Give role', exact: true }).click();
-    await access
-      .getByRole('list', { name: /Roles of ada\./ })
-      .getByText('viewer', { exact: true })
-      .waitFor();
+    const held = access.getByRole('list', { name: /Roles of ada\./ });
+    await held.getByText('viewer', { exact: true }).waitFor();
+    // A confirmation opened from this dialog closes alone, whether cancelled or confirmed.
+    await access.getByRole('button', { name: 'Revoke member', exact: true }).click();
+    const revoke = owner.getByRole('dialog', { name: /Revoke member from ada\./ });
+    await revoke.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await revoke.waitFor({ state: 'hidden' });
+    expect(await access.isVisible()).toBe(true);
+    await access.getByRole('button', { name: 'Revoke member', exact: true }).click();
+    await revoke.getByRole('button', { name: 'Revoke', exact: true }).click();
+    await held.getByText('member', { exact: true }).waitFor({ state: 'detached' });
+    expect(await access.isVisible()).toBe(true);
     await access.getByRole('button', { name: 'Close', exact: true }).click();
     await owner.getByRole('row', { name: /Ada Lovelace.*viewer/ }).waitFor();
 
@@ -184,6 +192,11 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await owner.waitForURL('**/dashboard/users?page=2');
     await pages.getByText('21–23 of 23 users · page 2 of 2').waitFor();
     await expect.poll(() => owner.getByRole('row', { name: /@/ }).count()).toBe(3);
+    // A page past the last (an old link, its last row deleted) shows the last page, not "No users yet".
+    await owner.goto(`${app.url}/dashboard/users?page=5`);
+    await owner.waitForURL('**/dashboard/users?page=2');
+    await pages.getByText('21–23 of 23 users · page 2 of 2').waitFor();
+    expect(await owner.getByText('No users yet').count()).toBe(0);
 
     // A viewer sees the same list, read-only.
     const viewer = await chromium.newPage();
@@ -256,6 +269,14 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await org.getByLabel('Email domains', { exact: true }).fill('globex.example, globex.test');
     await org.getByRole('button', { name: 'Create organization', exact: true }).click();
     await owner.getByRole('row', { name: /Globex.*globex\.example/ }).waitFor();
+    // Edits closed without saving are gone when the dialog opens again.
+    await owner.getByRole('button', { name: 'Edit Globex', exact: true }).click();
+    const edit = owner.getByRole('dialog', { name: 'Edit Globex', exact: true });
+    await edit.getByLabel('Name', { exact: true }).fill('Globex (not saved)');
+    await edit.getByRole('button', { name: 'Close', exact: true }).click();
+    await owner.getByRole('button', { name: 'Edit Globex', exact: true }).click();
+    expect(await edit.getByLabel('Name', { exact: true }).inputValue()).toBe('Globex');
+    await edit.getByRole('button', { name: 'Close', exact: true }).click();
     await owner.getByRole('button', { name: 'Admin Portal link for Globex', exact: true }).click();
     const portal = owner.getByRole('dialog', { name: 'Admin Portal link for Globex', exact: true });
     const portalLink = await portal.getByRole('code').textContent();
@@ -459,6 +480,23 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the web app in Chromium',
     await viewer.getByText('api.requireSecondFactor();').waitFor();
     expect(await viewer.getByRole('button', { name: /Deploy|Run test|Save/ }).count()).toBe(0);
     await viewer.close();
+  });
+
+  it('fits a 375-pixel phone screen: nothing but wide tables scrolls sideways, and Sign out is on the screen', async () => {
+    const phone = await chromium.newPage();
+    await phone.setViewportSize({ width: 375, height: 740 });
+    await phone.goto(`${app.url}/login`);
+    await signInWithPassword(phone, emailOf('ada'), 'a long passphrase');
+    await phone.waitForURL('**/dashboard/users');
+    for (const path of ['users', 'account', 'organizations', 'audit']) {
+      await phone.goto(`${app.url}/dashboard/${path}`);
+      await phone.getByRole('table').first().waitFor();
+      const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+      expect({ path, width }).toEqual({ path, width: 375 });
+      const signOut = await phone.getByRole('button', { name: 'Sign out', exact: true }).boundingBox();
+      expect(signOut && signOut.x + signOut.width).toBeLessThanOrEqual(375);
+    }
+    await phone.close();
   });
 
   it('ran every page without a script error or a Content-Security-Policy violation', () => {

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
@@ -20,6 +21,7 @@ export function ActionsPage() {
     queryFn: () => api.actions.list.query(input),
     placeholderData: keepPreviousData,
   });
+  usePageInRange(actions.data, setPage);
   return (
     <>
       <PageHeader

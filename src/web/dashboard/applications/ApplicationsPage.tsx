@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
@@ -27,6 +28,7 @@ export function ApplicationsPage() {
     queryFn: () => api.applications.list.query(input),
     placeholderData: keepPreviousData,
   });
+  usePageInRange(applications.data, setPage);
   const remove = useMutation({
     mutationFn: (id: string) => api.applications.delete.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['applications.list'] }),

@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
@@ -19,6 +20,7 @@ export function AuditLogPage() {
     queryFn: () => api.audit.list.query(input),
     placeholderData: keepPreviousData,
   });
+  usePageInRange(events.data, (page) => setFilters({ page }, { replace: true }));
   return (
     <>
       <PageHeader title="Audit log" description="Everything that happened in this workspace, newest first." />

@@ -18,7 +18,7 @@ export interface AuditFilters {
 const TEXT_KEYS = ['event_type', 'actor_id', 'target_type', 'target_id', 'since', 'until'] as const;
 
 /** The filters and page live in the address, so back, reload and links keep them. */
-export function useAuditFilters(): [AuditFilters, (next: Partial<AuditFilters>) => void] {
+export function useAuditFilters(): [AuditFilters, (next: Partial<AuditFilters>, options?: { replace?: boolean }) => void] {
   const [search, setSearch] = useSearchParams();
   const outcome = search.get('outcome');
   const filters: AuditFilters = {
@@ -31,13 +31,13 @@ export function useAuditFilters(): [AuditFilters, (next: Partial<AuditFilters>) 
     until: search.get('until') ?? '',
     page: Math.max(1, Number(search.get('page')) || 1),
   };
-  const update = (next: Partial<AuditFilters>) => {
+  const update = (next: Partial<AuditFilters>, options?: { replace?: boolean }) => {
     const merged = { ...filters, page: 1, ...next };
     const params = new URLSearchParams();
     for (const key of TEXT_KEYS) if (merged[key]) params.set(key, merged[key]);
     if (merged.outcome) params.set('outcome', merged.outcome);
     if (merged.page > 1) params.set('page', String(merged.page));
-    setSearch(params);
+    setSearch(params, { replace: options?.replace ?? false });
   };
   return [filters, update];
 }

@@ -5,6 +5,7 @@ import { useCan } from '../../session/CurrentUser.tsx';
 import { Button } from '../../ui/actions/Button.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
@@ -28,6 +29,7 @@ export function GroupsPage() {
     queryFn: () => api.groups.list.query(input),
     placeholderData: keepPreviousData,
   });
+  usePageInRange(groups.data, setPage);
   const remove = useMutation({
     mutationFn: (id: string) => api.groups.delete.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['groups.list'] }),

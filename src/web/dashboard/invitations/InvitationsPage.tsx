@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import type { InvitationStatus } from '../../api/types.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
@@ -31,6 +32,7 @@ export function InvitationsPage() {
     queryFn: () => api.invitations.list.query(input),
     placeholderData: keepPreviousData,
   });
+  usePageInRange(invitations.data, setPage);
   const roles = useAllRoles(can('roles:read'));
   const roleName = (id: string | null) => (id === null ? 'Deleted role' : (roles.data?.data.find((r) => r.id === id)?.name ?? id));
 

@@ -36,32 +36,31 @@ export function OrganizationDialog({ organization }: { organization?: Organizati
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ['organizations.list'] });
       setOpen(false);
-      if (!organization) {
-        setName('');
-        setDomains('');
-      }
     },
   });
+  /** Every opening starts from the organization as it is now (blank for a new one), not from edits left unsaved. */
+  const start = () => {
+    setName(organization?.name ?? '');
+    setDomains(organization?.domains.join(', ') ?? '');
+    setEnabled(organization?.sso.enabled ?? true);
+    setJit(organization?.sso.jit_provisioning ?? false);
+    setDefaultRole(organization?.sso.default_role ?? 'member');
+    save.reset();
+    setOpen(true);
+  };
   const title = organization ? `Edit ${organization.name}` : 'Create an organization';
   return (
     <>
       {organization ? (
-        <Button className="button-small" aria-label={`Edit ${organization.name}`} onClick={() => setOpen(true)}>
+        <Button className="button-small" aria-label={`Edit ${organization.name}`} onClick={start}>
           Edit
         </Button>
       ) : (
-        <Button variant="primary" onClick={() => setOpen(true)}>
+        <Button variant="primary" onClick={start}>
           Create organization
         </Button>
       )}
-      <Dialog
-        title={title}
-        open={open}
-        onClose={() => {
-          setOpen(false);
-          save.reset();
-        }}
-      >
+      <Dialog title={title} open={open} onClose={() => setOpen(false)}>
         <Form
           label={title}
           onSubmit={() => save.mutate()}

@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
@@ -26,6 +27,7 @@ export function OrganizationsPage() {
     queryFn: () => api.organizations.list.query(input),
     placeholderData: keepPreviousData,
   });
+  usePageInRange(organizations.data, setPage);
   const remove = useMutation({
     mutationFn: (id: string) => api.organizations.delete.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['organizations.list'] }),

@@ -2,6 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
@@ -30,6 +31,7 @@ export function UsersPage() {
     queryFn: () => api.users.list.query(input),
     placeholderData: keepPreviousData,
   });
+  usePageInRange(users.data, (p) => setFilters({ page: p }, { replace: true }));
   const ids = users.data?.data.map((u) => u.id) ?? [];
   const relations = useQuery({
     queryKey: ['users.list', 'relations', ids],

@@ -4,6 +4,7 @@ import { Link, useParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
@@ -30,6 +31,7 @@ export function DeliveriesPage() {
     placeholderData: keepPreviousData,
     refetchInterval: (query) => (query.state.data?.data.some((d) => d.status === 'pending') ? PENDING_REFRESH_MS : false),
   });
+  usePageInRange(deliveries.data, setPage);
   return (
     <>
       <PageHeader

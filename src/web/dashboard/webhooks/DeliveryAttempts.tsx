@@ -10,8 +10,9 @@ export function DeliveryAttempts({ attempts }: { attempts: WebhookDelivery['last
         {attempts.length} recent attempt{attempts.length === 1 ? '' : 's'}
       </summary>
       <ol className="attempts">
-        {attempts.map((a) => (
-          <li key={a.attempted_at}>
+        {attempts.map((a, index) => (
+          // Two attempts can share a timestamp (a redelivery in the same millisecond, a frozen test clock).
+          <li key={`${index}:${a.attempted_at}`}>
             {formatDateTime(a.attempted_at)}: {a.response_status ?? 'no response'} in {a.duration_ms} ms
             {a.error ? <> · {a.error}</> : null}
           </li>

@@ -11,7 +11,8 @@ interface DialogProps {
 
 /**
  * A modal on the native <dialog>: the browser traps focus inside, Escape closes it, and focus returns
- * to whatever opened it.
+ * to whatever opened it. A dialog may open another (a confirmation inside "Roles & groups"): React passes
+ * the inner one's `close` and `cancel` events up to the outer one's handlers, so each answers only its own.
  */
 export function Dialog({ title, open, onClose, children, description }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -31,8 +32,12 @@ export function Dialog({ title, open, onClose, children, description }: DialogPr
       className="dialog"
       aria-labelledby={titleId}
       aria-describedby={description ? descriptionId : undefined}
-      onClose={onClose}
-      onCancel={onClose}
+      onClose={(event) => {
+        if (event.target === event.currentTarget) onClose();
+      }}
+      onCancel={(event) => {
+        if (event.target === event.currentTarget) onClose();
+      }}
     >
       {open ? (
         <>
