@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instantInput } from '../../core/instant.ts';
 import { pageParams } from '../../core/pagination.ts';
 
 export const AUDIT_OUTCOMES = ['success', 'failure'] as const;
@@ -38,8 +39,6 @@ export const auditPage = z.object({
 });
 export type AuditPage = z.infer<typeof auditPage>;
 
-const timestamp = z.iso.datetime({ offset: true });
-
 /** Filters shared by the list and the counts. `since` is inclusive, `until` exclusive. */
 export const auditFilters = {
   event_type: z.string().trim().min(1).max(100).optional(),
@@ -48,8 +47,8 @@ export const auditFilters = {
   actor_id: z.string().trim().min(1).max(100).optional(),
   target_type: z.string().trim().min(1).max(100).optional(),
   target_id: z.string().trim().min(1).max(100).optional(),
-  since: timestamp.optional(),
-  until: timestamp.optional(),
+  since: instantInput.optional(),
+  until: instantInput.optional(),
 };
 
 function rangeInOrder(value: { since?: string; until?: string }): boolean {

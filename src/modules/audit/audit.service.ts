@@ -14,6 +14,7 @@ import {
   type ListAuditInput,
 } from './audit.schema.ts';
 import { DAY } from '../../core/clock.ts';
+import { notBeforeEarliest } from '../../core/instant.ts';
 
 interface AuditRow {
   id: string;
@@ -148,7 +149,7 @@ const GROUP_KEYS = {
  */
 export async function countAuditEvents(orm: MikroORM, workspaceId: string, input: AuditCountsInput, now: Date) {
   const end = input.until ? new Date(input.until) : now;
-  const since = input.since ?? new Date(end.getTime() - 30 * DAY).toISOString();
+  const since = input.since ?? notBeforeEarliest(new Date(end.getTime() - 30 * DAY)).toISOString();
   if (end.getTime() - new Date(since).getTime() > COUNTS_MAX_DAYS * DAY) {
     throw new AppError('BAD_REQUEST', `Counts cover at most ${COUNTS_MAX_DAYS} days`, {
       details: [{ path: 'since', message: `the range may span at most ${COUNTS_MAX_DAYS} days` }],

@@ -106,4 +106,23 @@ describe('refresh tokens: rotation, reuse detection, races, expiry', () => {
     const tooOld = await refresh(renewed.body.data.refresh_token);
     expect([tooOld.status, tooOld.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
   });
+
+  it('ends a session 30 days after its sign-in however often it is refreshed, its last access token too', async () => {
+    const signedIn = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const start = app.clock.now().getTime();
+    const day = 24 * 60 * 60 * 1000;
+    app.clock.set(new Date(start + 29 * day));
+    const early = await refresh(signedIn.refreshToken);
+    expect(early.status).toBe(200);
+    app.clock.set(new Date(start + 30 * day - 1000));
+    const last = await refresh(early.body.data.refresh_token);
+    expect(last.status).toBe(200);
+    const listed = await me(last.body.data.access_token);
+    expect(listed.body.data.find((s: { current: boolean }) => s.current).expires_at).toBe(new Date(start + 30 * day).toISOString());
+    app.clock.set(new Date(start + 30 * day));
+    const ended = await me(last.body.data.access_token);
+    expect([ended.status, ended.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    const refused = await refresh(last.body.data.refresh_token);
+    expect([refused.status, refused.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
 });

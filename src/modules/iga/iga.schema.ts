@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { isId } from '../../core/ids.ts';
+import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DECISIONS, ENTITLEMENT_TYPES, REQUEST_STATUSES, REVIEW_SCOPES, REVIEW_STATUSES } from './iga.entity.ts';
 
 const id = z.string().max(100);
 const actor = z.object({ type: z.string(), id: z.string().nullable() });
 const entitlementRef = z.object({ type: z.enum(ENTITLEMENT_TYPES), id: z.string(), name: z.string() });
-const futureTimestamp = z.iso.datetime({ offset: true });
 
 /** Holders listed inline per entitlement; `holder_count` is always the full count. */
 export const HOLDERS_SHOWN = 100;
@@ -68,7 +68,7 @@ const note = {
 };
 export const approveInput = z.strictObject({
   id,
-  expires_at: futureTimestamp.nullable().optional().describe('A time-bound grant ends then (roles only)'),
+  expires_at: instantInput.nullable().optional().describe('A time-bound grant ends then (roles only)'),
   ...note,
 });
 export const denyInput = z.strictObject({ id, ...note });
@@ -125,7 +125,7 @@ export const startReviewInput = z
     entitlement_id: id
       .optional()
       .describe('Shorthand for the scope of that role or group (an entitlement id); send scope or one shorthand'),
-    due_at: futureTimestamp.optional(),
+    due_at: instantInput.optional(),
   })
   .superRefine((value, ctx) => {
     const sent = SCOPE_FIELDS.filter((field) => value[field] !== undefined);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ALL_PERMISSIONS, type Permission } from '../../core/permissions.ts';
+import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 
 export const roleOutput = z
@@ -34,19 +35,12 @@ export type CreateRoleInput = z.infer<typeof createRoleInput>;
 export const roleIdInput = z.object({ id: z.string().max(100) });
 export const roleIdsInput = z.object({ ids: z.array(z.string().max(100)).min(1).max(100) });
 
-/**
- * "Until a date": an ISO 8601 timestamp with an offset, one without (read as UTC), or a bare date
- * (its first second, UTC).
- */
-const expiresAt = z
-  .union([z.iso.datetime({ offset: true }), z.iso.datetime({ local: true }), z.iso.date()])
-  .transform((text) => (/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : /(Z|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`));
-
 /** `role_id` is the role's id, or its key (`admin`, or a custom role's key). */
 export const assignInput = z.strictObject({
   user_id: z.string().max(100),
   role_id: z.string().max(100),
-  expires_at: expiresAt.nullable().optional(),
+  /** "Until a date" (core/instant.ts: with an offset, without one read as UTC, or a bare date). */
+  expires_at: instantInput.nullable().optional(),
 });
 export const revokeInput = z.strictObject({ user_id: z.string().max(100), role_id: z.string().max(100) });
 

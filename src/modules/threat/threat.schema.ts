@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams, queryNumber } from '../../core/pagination.ts';
 import { RISK_OUTCOMES } from './threat.entity.ts';
 
@@ -30,7 +31,7 @@ export const recentScoresInput = z
     min_score: queryNumber(z.number().int().min(0).max(100)).optional(),
     user_id: z.string().max(100).optional(),
     ip: z.string().max(100).optional(),
-    since: z.iso.datetime({ offset: true }).optional(),
+    since: instantInput.optional(),
     ...pageParams,
   })
   .prefault({});
