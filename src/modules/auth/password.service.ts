@@ -7,11 +7,13 @@ import { hashPassword, verifyPassword } from '../../core/passwords.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { queueEmail } from '../email/outbox.ts';
 import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
+import { accountLocked } from '../users/account-locked.ts';
 import { User } from '../users/user.entity.ts';
 import { Workspace } from '../workspaces/workspace.entity.ts';
 import { PasswordResetToken } from './session.entity.ts';
 import { endUserSessions, type Origin } from './sessions.service.ts';
 import { emitEvent } from '../events/events.ts';
+import { countFailure, expireLock, type LockableUser } from './lockout.ts';
 
 export const RESET_TTL_MS = 30 * 60 * 1000;
 /** At most one reset email per address per minute. */
@@ -158,7 +160,12 @@ export async function resetPassword(
   return { password_reset: true as const };
 }
 
-/** Changes the caller's password after checking the current one; their other sessions end. */
+/**
+ * Changes the caller's password after checking the current one; their other sessions end. A wrong
+ * current password counts toward the lockout as a wrong sign-in does, and a locked account changes
+ * nothing until the lock ends: otherwise a stolen access token could guess the password here
+ * without limit.
+ */
 export async function changePassword(
   deps: AppDeps,
   em: EntityManager,
@@ -169,16 +176,27 @@ export async function changePassword(
   const now = deps.clock.now();
   const user = await em.findOneOrFail(User, { id: who.userId }, { populate: ['passwordHash'] });
   const scope: AuditScope = { em, workspaceId: who.workspaceId, actor: { type: 'user', id: user.id }, ...origin };
-  if (!user.passwordHash || !(await verifyPassword(user.passwordHash, input.current_password))) {
+  const refuse = (reason: string, error: AppError, extra: Record<string, unknown> = {}) => {
     recordAudit(scope, {
       eventType: 'auth.password_change',
       outcome: 'failure',
       target: { type: 'user', id: user.id },
-      details: { reason: 'wrong_password' },
+      details: { reason, ...extra },
     });
-    throw new AppError('INVALID_CREDENTIALS', 'The current password is incorrect', { keepChanges: true });
+    return error;
+  };
+  const lockable: LockableUser = { id: user.id, email: user.email, status: user.status, lockedUntil: user.lockedUntil };
+  await expireLock(em, who.workspaceId, lockable, now);
+  if (lockable.status === 'locked') throw refuse('account_locked', accountLocked(lockable.lockedUntil));
+  if (!user.passwordHash || !(await verifyPassword(user.passwordHash, input.current_password))) {
+    const locked = await countFailure(em, who.workspaceId, lockable, now);
+    throw refuse(
+      'wrong_password',
+      new AppError('INVALID_CREDENTIALS', 'The current password is incorrect', { keepChanges: true }),
+      locked ? { account_locked: true } : {},
+    );
   }
-  Object.assign(user, { passwordHash: await hashPassword(input.new_password), updatedAt: now });
+  Object.assign(user, { passwordHash: await hashPassword(input.new_password), failedLoginCount: 0, updatedAt: now });
   const ended = await endUserSessions(em, user.id, now, 'password_change', who.sessionId);
   await retireResetLinks(em, user.id, now);
   recordAudit(scope, { eventType: 'auth.password_change', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } });

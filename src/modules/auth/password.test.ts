@@ -253,6 +253,49 @@ describe('passwords: forgot, reset, change', () => {
     expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(200);
   });
 
+  it('counts a wrong current password toward the lockout, and changes nothing while locked', async () => {
+    const user = await newUser();
+    const here = await signIn(app, ws.id, user.email, PASSWORD);
+    const change = (current_password: string) =>
+      call(app, 'POST', '/api/v1/auth/password/change', {
+        token: here.accessToken,
+        headers: { 'x-forwarded-for': someIp() },
+        body: { current_password, new_password: NEW_PASSWORD },
+      });
+
+    for (let i = 0; i < 9; i++) expect((await change(`wrong guess ${i}`)).body.error.code).toBe('INVALID_CREDENTIALS');
+    // A right password breaks the run: nine failures, then a success, leave the count at zero.
+    expect((await login(app, ws.id, user.email, PASSWORD)).status).toBe(200);
+    for (let i = 0; i < 9; i++) expect((await change(`wrong guess ${i}`)).status).toBe(401);
+    const tenth = await change('the tenth guess');
+    expect([tenth.status, tenth.body.error.code]).toEqual([401, 'INVALID_CREDENTIALS']);
+
+    const right = await change(PASSWORD);
+    expect([right.status, right.body.error.code]).toEqual([403, 'ACCOUNT_LOCKED']);
+    expect((await login(app, ws.id, user.email, PASSWORD)).body.error.code).toBe('ACCOUNT_LOCKED');
+    const read = await call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey });
+    expect(read.body.data.status).toBe('locked');
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.password_change&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    const mine = audit.body.data.filter((e: { target: { id: string } | null }) => e.target?.id === user.id);
+    expect(mine.map((e: { details: object }) => e.details).slice(0, 2)).toEqual([
+      { reason: 'account_locked' },
+      { reason: 'wrong_password', account_locked: true },
+    ]);
+
+    // The lock's fifteen minutes end (and with them the access token): the password changes again.
+    app.clock.advance(15 * 60 * 1000 + 1000);
+    const later = await signIn(app, ws.id, user.email, PASSWORD);
+    const after = await call(app, 'POST', '/api/v1/auth/password/change', {
+      token: later.accessToken,
+      headers: { 'x-forwarded-for': someIp() },
+      body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+    });
+    expect(after.status).toBe(200);
+    expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+
   it('takes any password of 8 to 128 characters by default, common ones included (the spec rule)', async () => {
     for (const password of ['12345678', 'password123']) {
       const res = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: uniqueEmail(), password } });
