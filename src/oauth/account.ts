@@ -6,7 +6,7 @@ import { workspaceOf } from './clients.ts';
 
 const USER: Statement = {
   name: 'oidc_account',
-  text: 'select id, workspace_id, email, email_verified, name, status, updated_at from users where id = $1',
+  text: 'select id, workspace_id, email, email_verified, name, status, locked_until, updated_at from users where id = $1',
 };
 
 interface UserRow {
@@ -16,7 +16,17 @@ interface UserRow {
   email_verified: boolean;
   name: string | null;
   status: string;
+  locked_until: Date | null;
   updated_at: Date;
+}
+
+/**
+ * An account the authorization server must not act for: deactivated, or locked by an admin (no end
+ * time). A lockout after failed passwords is not one: it refuses new sign-ins only, and someone
+ * guessing passwords must not end the real user's sessions (docs/decisions.md).
+ */
+function barred(user: UserRow): boolean {
+  return user.status === 'deactivated' || (user.status === 'locked' && user.locked_until === null);
 }
 
 /**
@@ -28,7 +38,6 @@ export const CLAIMS = {
   amr: null,
   auth_time: null,
   iss: null,
-  sid: null,
   openid: ['sub', 'auth_time', 'amr'],
   email: ['email', 'email_verified'],
   profile: ['name', 'updated_at'],
@@ -36,14 +45,15 @@ export const CLAIMS = {
 
 /**
  * The user behind a `sub`, as oidc-provider asks for it on every authorization, refresh and userinfo
- * call. A deactivated user, a deleted one, or one of another workspace than the client's is no
- * account: sign-in is asked again, refresh and userinfo fail.
+ * call. A deactivated user, one an admin locked, a deleted one, or one of another workspace than the
+ * client's is no account: sign-in is asked again, refresh, userinfo and introspection fail (the lock
+ * or deactivation also ends the grants; this refuses a grant that raced it).
  */
 export function accountFinder(orm: MikroORM): FindAccount {
   return async (ctx, sub): Promise<Account | undefined> => {
     if (!isId('usr', sub)) return undefined;
     const [user] = await runStatement<UserRow>(orm, USER, [sub]);
-    if (!user || user.status === 'deactivated') return undefined;
+    if (!user || barred(user)) return undefined;
     const clientWorkspace = workspaceOf(ctx.oidc.client);
     if (clientWorkspace && clientWorkspace !== user.workspace_id) return undefined;
     return {

@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import Provider, { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { runStatement, type Statement } from '../core/sql.ts';
-import { isId } from '../core/ids.ts';
+import { isId, newId } from '../core/ids.ts';
 import { DAY } from '../core/clock.ts';
 import { sweepOf } from '../core/sweeper.ts';
 import { isStorableText } from '../core/storable-text.ts';
@@ -63,11 +63,56 @@ const REVOKE_BY_GRANT: Statement = {
   text: 'delete from oidc_payloads where kind = $1 and grant_id = $2',
 };
 
+/**
+ * `session.revoked` for each grant a statement's `gone` CTE deleted (an application's session of a
+ * user, ended), in that statement: the event commits exactly when the grant goes. The payload is
+ * sessions.service.ts `tellSessionEnded`'s, with no `ses_` id and the application's `client_id`.
+ */
+const TELL_GRANTS_ENDED = `insert into events (id, workspace_id, type, payload, created_at)
+         select $3, u.workspace_id, 'session.revoked',
+                jsonb_build_object('session_id', null, 'user_id', u.id, 'client_id', gone.client_id, 'reason', $4::text), $5
+           from gone join users u on u.id = gone.account_id
+          where gone.kind = 'Grant'`;
+
 /** Every artifact of a grant, whatever its kind: what a replayed code or refresh token costs. */
 const REVOKE_GRANT_EVERYWHERE: Statement = {
   name: 'oidc_revoke_grant_everywhere',
-  text: 'delete from oidc_payloads where grant_id = $1 or (kind = $2 and id = $1)',
+  text: `with gone as (
+           delete from oidc_payloads where grant_id = $1 or (kind = $2 and id = $1) returning kind, account_id, client_id
+         )
+         ${TELL_GRANTS_ENDED}`,
 };
+
+/** A grant destroyed by the authorization server (logout, revocation, a replay it caught), told as above. */
+const END_GRANT: Statement = {
+  name: 'oidc_end_grant',
+  text: `with gone as (
+           delete from oidc_payloads where kind = $2 and id = $1 returning kind, account_id, client_id
+         )
+         ${TELL_GRANTS_ENDED}`,
+};
+
+/** A replayed authorization code or refresh token, by the kind replayed. */
+function reuseReason(kind: string): string {
+  return kind === 'AuthorizationCode' ? 'code_reuse' : 'refresh_token_reuse';
+}
+
+/**
+ * Why the authorization server ends a grant, by the endpoint that ends it: RP-initiated logout, the
+ * application revoking its refresh token (RFC 7009), or a replayed code or refresh token at the
+ * token endpoint.
+ */
+function grantEndReason(): string {
+  switch (Provider.ctx?.oidc.route) {
+    case 'end_session':
+    case 'end_session_confirm':
+      return 'logout';
+    case 'token':
+      return reuseReason(Provider.ctx?.oidc.params?.grant_type === 'authorization_code' ? 'AuthorizationCode' : 'RefreshToken');
+    default:
+      return 'revoked';
+  }
+}
 
 const CLIENT: Statement = {
   name: 'oidc_client',
@@ -141,13 +186,16 @@ export class PostgresAdapter implements Adapter {
   async consume(id: string): Promise<void> {
     const [row] = await runStatement<{ grant_id: string | null; consumed: number }>(this.orm, CONSUME, [this.kind, id, now()]);
     if (row && row.consumed > 0) return;
-    if (row?.grant_id) await runStatement(this.orm, REVOKE_GRANT_EVERYWHERE, [row.grant_id, 'Grant']);
+    if (row?.grant_id) {
+      await runStatement(this.orm, REVOKE_GRANT_EVERYWHERE, [row.grant_id, 'Grant', newId('msg'), reuseReason(this.kind), now()]);
+    }
     throw new errors.InvalidGrant('grant already consumed');
   }
 
   async destroy(id: string): Promise<void> {
     if (!isStorableText(id)) return;
-    await runStatement(this.orm, DESTROY, [this.kind, id]);
+    if (this.kind === 'Grant') await runStatement(this.orm, END_GRANT, [id, this.kind, newId('msg'), grantEndReason(), now()]);
+    else await runStatement(this.orm, DESTROY, [this.kind, id]);
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {
@@ -165,11 +213,15 @@ export class PostgresAdapter implements Adapter {
 /**
  * Ends a user's OAuth sign-ins: every grant, token, code and hosted sign-in session of the account, in
  * the caller's transaction. Refresh and introspection then find nothing, userinfo refuses, and the
- * hosted page asks for the password again.
+ * hosted page asks for the password again. Answers the grants that ended (an application's session
+ * each), for the caller to tell subscribers why.
  */
-export async function endOAuthSessionsOf(em: EntityManager, userId: string): Promise<number> {
-  const ended = await em.execute<{ kind: string }[]>('delete from oidc_payloads where account_id = ? returning kind', [userId]);
-  return ended.filter((row) => row.kind === 'Grant').length;
+export async function endOAuthSessionsOf(em: EntityManager, userId: string): Promise<{ clientId: string | null }[]> {
+  const ended = await em.execute<{ kind: string; client_id: string | null }[]>(
+    'delete from oidc_payloads where account_id = ? returning kind, client_id',
+    [userId],
+  );
+  return ended.filter((row) => row.kind === 'Grant').map((row) => ({ clientId: row.client_id }));
 }
 
 /** Artifacts (codes, tokens, grants, sessions, interactions) a day after they expired. */

@@ -265,6 +265,86 @@ describe('authorization code + PKCE with openid-client', () => {
     expect(await silentAuthorization(untouched)).toBe('code');
   });
 
+  /** The session.revoked events of a user, oldest first. */
+  async function sessionEnds(userId: string) {
+    const rows = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ payload: Record<string, unknown> }[]>(
+        `select payload from events where workspace_id = ? and type = 'session.revoked' and payload->>'user_id' = ? order by created_at, id`,
+        [ws.id, userId],
+      );
+    return rows.map((row) => row.payload);
+  }
+
+  it("an application's session (its grant) that ends sends session.revoked with its client_id, whatever ends it", async () => {
+    const user = await newUser();
+    const told = (reason: string) => ({ session_id: null, user_id: user.id, client_id: web.id, reason });
+
+    // The application revokes its refresh token (RFC 7009): the grant ends.
+    const revoked = await oauthTokens(user);
+    await oidc.tokenRevocation(revoked.config, revoked.tokens.refresh_token as string);
+    await expectEnded(revoked, user.id);
+    expect(await sessionEnds(user.id)).toEqual([told('revoked')]);
+
+    // A replayed refresh token ends the grant.
+    const replayed = await oauthTokens(user);
+    await oidc.refreshTokenGrant(replayed.config, replayed.tokens.refresh_token as string);
+    await expect(oidc.refreshTokenGrant(replayed.config, replayed.tokens.refresh_token as string)).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
+    expect(await sessionEnds(user.id)).toEqual([told('revoked'), told('refresh_token_reuse')]);
+
+    // RP-initiated logout ends the grants that do not outlive the browser session (no offline_access).
+    const online = await oauthTokens(user, { scope: 'openid email' });
+    const ask = await online.browser.go(`${app.url}/oauth/logout?client_id=${web.id}`);
+    const action = /<form id="op.logoutForm" method="post" action="([^"]+)"/.exec(ask.body)?.[1] as string;
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(ask.body)?.[1] as string;
+    expect((await online.browser.go(action, { xsrf, logout: 'yes' })).body).toContain('You are signed out');
+    await expect(oidc.fetchUserInfo(online.config, online.tokens.access_token, user.id)).rejects.toMatchObject({ status: 401 });
+    expect(await sessionEnds(user.id)).toEqual([told('revoked'), told('refresh_token_reuse'), told('logout')]);
+
+    // The API's ways end the application's session too, with the API session, each told once.
+    const api = await signIn(app, ws.id, user.email, PASSWORD);
+    const held = await oauthTokens(user);
+    await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    await expectEnded(held, user.id);
+    // (The API's events carry the app's clock, the authorization server's the real one: compared as a set.)
+    const ends = await sessionEnds(user.id);
+    expect(ends).toEqual(
+      expect.arrayContaining([
+        told('revoked'),
+        told('refresh_token_reuse'),
+        told('logout'),
+        told('user_deactivated'),
+        { session_id: api.sessionId, user_id: user.id, client_id: null, reason: 'user_deactivated' },
+      ]),
+    );
+    expect(ends).toHaveLength(5);
+  });
+
+  it("a grant that outlived an admin's lock (racing it) is refused: no refresh, no userinfo, inactive, no silent sign-in", async () => {
+    const user = await newUser();
+    const held = await oauthTokens(user);
+    // The lock as committed by a request that raced this grant's issuance: the row says locked,
+    // the grant is still there.
+    await app.deps.orm.em.fork().getConnection().execute(`update users set status = 'locked', locked_until = null where id = ?`, [user.id]);
+    await expectEnded(held, user.id);
+    expect(await silentAuthorization(held)).toBe('login_required');
+  });
+
+  it('discovery lists the claims the tokens carry: no sid, which no id_token holds', async () => {
+    const user = await newUser();
+    const { config, tokens } = await oauthTokens(user);
+    const supported = config.serverMetadata().claims_supported ?? [];
+    expect(supported).not.toContain('sid');
+    const claims = tokens.claims() ?? {};
+    expect(claims).not.toHaveProperty('sid');
+    // Every claim of the id_token is listed, but those of the JWT and the request itself.
+    const protocol = new Set(['aud', 'exp', 'iat', 'nonce', 'at_hash', 'c_hash', 'azp']);
+    expect(Object.keys(claims).filter((claim) => !protocol.has(claim) && !supported.includes(claim))).toEqual([]);
+  });
+
   it('the hosted sign-in follows the API’s rules: audit rows, deactivated accounts refused after the password', async () => {
     const user = await newUser();
     const config = await relyingParty(spaId);

@@ -86,6 +86,22 @@ describe('client credentials with openid-client', () => {
     }
   });
 
+  it("grants no user's scope: openid, profile, email and offline_access asked for are dropped, not echoed", async () => {
+    const backend = await m2m();
+    const res = await tokenRequest(
+      { grant_type: 'client_credentials', scope: 'openid profile email offline_access' },
+      { authorization: basic(backend.id, backend.secret) },
+    );
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.scope).toBe('');
+    expect(body).not.toHaveProperty('id_token');
+    const config = await client(backend.id, oidc.ClientSecretBasic(backend.secret));
+    const introspected = await oidc.tokenIntrospection(config, body.access_token);
+    expect(introspected).toMatchObject({ active: true, client_id: backend.id });
+    expect(introspected.scope ?? '').toBe('');
+  });
+
   it('answers in RFC 6749 shape: no-store, X-Request-ID, form or JSON bodies', async () => {
     const backend = await m2m();
     const form = await tokenRequest(

@@ -74,8 +74,8 @@ async function firstPartyGrant(ctx: KoaContextWithOIDC): Promise<Grant | undefin
 
 /**
  * The default policy, less the consent native apps would otherwise always need (first-party, above),
- * plus: a browser session whose account cannot use this client (another workspace, deactivated)
- * signs in again.
+ * plus: a browser session whose account cannot use this client (another workspace, deactivated,
+ * locked by an admin) signs in again.
  */
 function policy() {
   const base = interactionPolicy.base();
@@ -103,6 +103,19 @@ async function defaultScope(ctx: KoaContextWithOIDC, next: () => Promise<unknown
     ctx.query = { ...ctx.query, scope: DEFAULT_SCOPE };
   }
   await next();
+}
+
+/**
+ * oidc-provider lists `sid` in `claims_supported` whatever `claims` says (its defaults cannot be
+ * unset), though it puts `sid` only in the id_tokens of clients registered for front- or back-channel
+ * logout, which this server does not offer. No token carries it, so discovery does not list it.
+ */
+async function issuedClaimsOnly(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
+  await next();
+  if (!('oidc' in ctx) || ctx.oidc.route !== 'discovery') return;
+  const body: unknown = ctx.body;
+  if (typeof body !== 'object' || body === null || !('claims_supported' in body) || !Array.isArray(body.claims_supported)) return;
+  ctx.body = { ...body, claims_supported: body.claims_supported.filter((claim: unknown) => claim !== 'sid') };
 }
 
 /**
@@ -195,8 +208,8 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
         enabled: true,
         // Any client of the token's workspace may introspect it (a backend checking its SPA's tokens);
         // a public client only its own tokens. A user's token is active only while its user is an
-        // account (findAccount: not deactivated, not deleted), as userinfo and refresh decide (RFC 7662:
-        // active means usable). Only introspection pays for that lookup.
+        // account (findAccount: not deactivated, not locked by an admin, not deleted), as userinfo and
+        // refresh decide (RFC 7662: active means usable). Only introspection pays for that lookup.
         allowedPolicy: async (ctx, client, token) => {
           if (token.clientId !== client.clientId) {
             if (client.clientAuthMethod === 'none' || !token.clientId) return false;
@@ -232,11 +245,22 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
   // Express has already applied TRUST_PROXY; oauth/routes.ts hands its verdict on in X-Forwarded-*.
   provider.proxy = config.trustProxy !== false;
   provider.use(defaultScope);
+  provider.use(issuedClaimsOnly);
   provider.use(rfc6749Responses);
 
   // Secrets are stored as SHA-256 digests (docs/decisions.md): hash what the client presents, then compare.
   provider.Client.prototype.compareClientSecret = function compareHashedSecret(this: Client, presented: string): boolean {
     return typeof this.clientSecret === 'string' && constantTimeEqual(sha256(presented), this.clientSecret);
+  };
+
+  // A client_credentials token speaks for an application, not a user, and every scope this server
+  // knows is a user's (OpenID Connect's openid, profile, email, offline_access): none is granted to
+  // it, so the response says `scope: ""` and introspection names none, whatever the client asked for
+  // (oidc-provider keeps and echoes them; Auth0 and Logto grant an application only API scopes).
+  const saveClientCredentials = provider.ClientCredentials.prototype.save;
+  provider.ClientCredentials.prototype.save = function withoutUserScopes(this: InstanceType<Provider['ClientCredentials']>) {
+    this.scope = undefined;
+    return saveClientCredentials.call(this);
   };
 
   const audit = (ctx: KoaContextWithOIDC, eventType: string, details: Record<string, unknown>) => {

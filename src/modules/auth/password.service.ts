@@ -148,7 +148,7 @@ export async function resetPassword(
     failedLoginCount: 0,
     ...(lockedByAdmin ? {} : { lockedUntil: null, status: user.status === 'locked' ? 'active' : user.status }),
   });
-  const ended = await endUserSessions(em, user.id, now, 'password_reset');
+  const ended = await endUserSessions({ em, workspaceId: user.workspaceId }, user.id, now, 'password_reset');
   await retireResetLinks(em, user.id, now);
   recordAudit(
     { em, workspaceId: user.workspaceId, actor: { type: 'user', id: user.id }, ...origin },
@@ -197,7 +197,7 @@ export async function changePassword(
     );
   }
   Object.assign(user, { passwordHash: await hashPassword(input.new_password), failedLoginCount: 0, updatedAt: now });
-  const ended = await endUserSessions(em, user.id, now, 'password_change', who.sessionId);
+  const ended = await endUserSessions(scope, user.id, now, 'password_change', who.sessionId);
   await retireResetLinks(em, user.id, now);
   recordAudit(scope, { eventType: 'auth.password_change', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } });
   emitEvent(scope, 'password.changed', { user_id: user.id, ended_sessions: ended });

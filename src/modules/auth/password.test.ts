@@ -55,6 +55,27 @@ describe('passwords: forgot, reset, change', () => {
     expect(link).not.toContain('evil.test');
   });
 
+  it('a reset ends every session of the user, each told as session.revoked with reason password_reset', async () => {
+    const user = await newUser();
+    const sessions = [await signIn(app, ws.id, user.email, PASSWORD), await signIn(app, ws.id, user.email, PASSWORD)];
+    await forgot(user.email);
+    const { token } = resetTokenIn(await mail.waitFor(user.email));
+    expect((await reset(token, NEW_PASSWORD)).status).toBe(200);
+    const rows = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ payload: Record<string, unknown> }[]>(
+        `select payload from events where workspace_id = ? and type = 'session.revoked' and payload->>'user_id' = ?`,
+        [ws.id, user.id],
+      );
+    expect(rows.map((row) => row.payload)).toEqual(
+      expect.arrayContaining(
+        sessions.map((s) => ({ session_id: s.sessionId, user_id: user.id, client_id: null, reason: 'password_reset' })),
+      ),
+    );
+    expect(rows).toHaveLength(2);
+  });
+
   it('sends at most one reset email per address per minute', async () => {
     const user = await newUser();
     await forgot(user.email);

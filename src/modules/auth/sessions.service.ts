@@ -11,7 +11,7 @@ import { signAccessToken } from './access-token.ts';
 import type { SessionView, TokensView } from './auth.schema.ts';
 import { Session } from './session.entity.ts';
 import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
-import { emitEvent } from '../events/events.ts';
+import { emitEvent, type EventScope } from '../events/events.ts';
 
 export interface Origin {
   ip: string | null;
@@ -185,6 +185,12 @@ const REUSED: Statement = {
          ), ended as (
            update sessions set ended_at = $2, end_reason = 'refresh_token_reuse'
             where id in (select session_id from known) and ended_at is null
+           returning id, workspace_id, user_id
+         ), told as (
+           insert into events (id, workspace_id, type, payload, created_at)
+           select $8, workspace_id, 'session.revoked',
+                  jsonb_build_object('session_id', id, 'user_id', user_id, 'client_id', null, 'reason', 'refresh_token_reuse'), $2
+             from ended
            returning id
          ), audit as (
            insert into audit_events (id, workspace_id, event_type, outcome, actor_type, actor_id, target_type, target_id,
@@ -194,7 +200,8 @@ const REUSED: Statement = {
                   $2 from known
            returning id
          )
-         select (select count(*) from known) as known, (select count(*) from ended) + (select count(*) from audit) as written`,
+         select (select count(*) from known) as known,
+                (select count(*) from ended) + (select count(*) from told) + (select count(*) from audit) as written`,
 };
 
 interface RotatedRow extends UserRow {
@@ -226,31 +233,79 @@ export async function refreshSession(deps: AppDeps, token: string, origin: Origi
   ]);
   if (!row) {
     // Its own atomic statement: the session stays ended although this request fails.
-    await runStatement(deps.orm, REUSED, [hash, now, newId('evt'), origin.ip, origin.userAgent, origin.requestId, workspaceId]);
+    await runStatement(deps.orm, REUSED, [
+      hash,
+      now,
+      newId('evt'),
+      origin.ip,
+      origin.userAgent,
+      origin.requestId,
+      workspaceId,
+      newId('msg'),
+    ]);
     throw new AppError('INVALID_TOKEN', INVALID_REFRESH);
   }
   return tokensFor(deps, row, row.session_id, secret, row.claims);
 }
 
-/** Ends one session; false when it was not live. */
-export async function endSession(em: EntityManager, sessionId: string, now: Date, reason: string): Promise<boolean> {
-  const ended = await em.execute<{ id: string }[]>(
-    'update sessions set ended_at = ?, end_reason = ? where id = ? and ended_at is null returning id',
+/**
+ * Why a session ended: the `end_reason` of its row and the `reason` of its `session.revoked` event.
+ * (An OAuth grant's end says the same: oauth/adapter.ts.)
+ */
+export type SessionEndReason =
+  | 'logout'
+  | 'revoked'
+  | 'revoke_all'
+  | 'password_reset'
+  | 'password_change'
+  | 'user_locked'
+  | 'user_deactivated'
+  | 'user_deleted'
+  | 'refresh_token_reuse';
+
+/**
+ * One `session.revoked` per session that ended, whatever ended it, written with the change. A session
+ * of this service names its `ses_` id; an application's (an OAuth grant) has none and names its
+ * `client_id` instead, as `user.signed_in` does for the hosted sign-in.
+ */
+export function tellSessionEnded(
+  scope: EventScope,
+  ended: { sessionId: string | null; userId: string; clientId: string | null },
+  reason: SessionEndReason,
+  now: Date,
+): void {
+  emitEvent(scope, 'session.revoked', { session_id: ended.sessionId, user_id: ended.userId, client_id: ended.clientId, reason }, now);
+}
+
+/** Ends one session, telling subscribers; false when it was not live. */
+export async function endSession(scope: EventScope, sessionId: string, now: Date, reason: SessionEndReason): Promise<boolean> {
+  const ended = await scope.em.execute<{ id: string; user_id: string }[]>(
+    'update sessions set ended_at = ?, end_reason = ? where id = ? and ended_at is null returning id, user_id',
     [now, reason, sessionId],
   );
+  for (const row of ended) tellSessionEnded(scope, { sessionId: row.id, userId: row.user_id, clientId: null }, reason, now);
   return ended.length > 0;
 }
 
 /**
  * Ends every live session of a user, but `except`, and every OAuth grant of theirs (an application's
- * tokens are sessions too); answers how many of both ended.
+ * tokens are sessions too), telling subscribers of each; answers how many of both ended.
  */
-export async function endUserSessions(em: EntityManager, userId: string, now: Date, reason: string, except?: string): Promise<number> {
-  const ended = await em.execute<{ id: string }[]>(
+export async function endUserSessions(
+  scope: EventScope,
+  userId: string,
+  now: Date,
+  reason: SessionEndReason,
+  except?: string,
+): Promise<number> {
+  const ended = await scope.em.execute<{ id: string }[]>(
     'update sessions set ended_at = ?, end_reason = ? where user_id = ? and ended_at is null and id <> ? returning id',
     [now, reason, userId, except ?? ''],
   );
-  return ended.length + (await endOAuthSessionsOf(em, userId));
+  for (const row of ended) tellSessionEnded(scope, { sessionId: row.id, userId, clientId: null }, reason, now);
+  const grants = await endOAuthSessionsOf(scope.em, userId);
+  for (const grant of grants) tellSessionEnded(scope, { sessionId: null, userId, clientId: grant.clientId }, reason, now);
+  return ended.length + grants.length;
 }
 
 /** A user's live sessions, a page at a time, newest first (id breaks ties). */
@@ -273,30 +328,27 @@ export async function listSessions(em: EntityManager, userId: string, current: s
 }
 
 /** A user's own session by id; anyone else's (or a malformed id) is NOT_FOUND. */
-export async function endOwnSession(em: EntityManager, userId: string, sessionId: string, now: Date): Promise<void> {
-  const session = isId('ses', sessionId) ? await em.findOne(Session, { id: sessionId, userId, endedAt: null }) : null;
+export async function endOwnSession(scope: EventScope, userId: string, sessionId: string, now: Date): Promise<void> {
+  const session = isId('ses', sessionId) ? await scope.em.findOne(Session, { id: sessionId, userId, endedAt: null }) : null;
   if (!session) throw new AppError('NOT_FOUND', 'No such session');
-  await endSession(em, session.id, now, 'revoked');
+  await endSession(scope, session.id, now, 'revoked');
 }
 
 /** The caller's actions on their own sessions, each with its audit row. */
 export async function logout(scope: AuditScope, sessionId: string, now: Date) {
-  const ended = await endSession(scope.em, sessionId, now, 'logout');
+  const ended = await endSession(scope, sessionId, now, 'logout');
   recordAudit(scope, { eventType: 'auth.logout', target: { type: 'session', id: sessionId } });
-  if (ended) emitEvent(scope, 'session.revoked', { session_id: sessionId, user_id: scope.actor.id, reason: 'logout' });
   return { ended_sessions: ended ? 1 : 0 };
 }
 
 export async function revokeAllSessions(scope: AuditScope, userId: string, now: Date) {
-  const ended = await endUserSessions(scope.em, userId, now, 'revoke_all');
+  const ended = await endUserSessions(scope, userId, now, 'revoke_all');
   recordAudit(scope, { eventType: 'auth.sessions_revoke_all', target: { type: 'user', id: userId }, details: { ended_sessions: ended } });
-  emitEvent(scope, 'session.revoked', { user_id: userId, ended_sessions: ended, reason: 'revoke_all' });
   return { ended_sessions: ended };
 }
 
 export async function revokeOwnSession(scope: AuditScope, userId: string, sessionId: string, now: Date) {
-  await endOwnSession(scope.em, userId, sessionId, now);
+  await endOwnSession(scope, userId, sessionId, now);
   recordAudit(scope, { eventType: 'auth.session_revoke', target: { type: 'session', id: sessionId } });
-  emitEvent(scope, 'session.revoked', { session_id: sessionId, user_id: userId, reason: 'revoked' });
   return { id: sessionId, deleted: true as const };
 }

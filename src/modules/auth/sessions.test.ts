@@ -110,6 +110,82 @@ describe('sessions: logout, revoke-all, listing, and who may call what', () => {
     }
   });
 
+  /** The session.revoked events of a user, oldest first: what a webhook subscriber is told. */
+  async function sessionEnds(userId: string) {
+    const rows = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ payload: Record<string, unknown> }[]>(
+        `select payload from events where workspace_id = ? and type = 'session.revoked' and payload->>'user_id' = ? order by created_at, id`,
+        [ws.id, userId],
+      );
+    return rows.map((row) => row.payload);
+  }
+
+  it('every way a session ends sends session.revoked once per session ended, with one payload shape', async () => {
+    const email = uniqueEmail('ends');
+    const password = 'sessions end cleanly';
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password } });
+    const userId = created.body.data.id as string;
+    const open = () => signIn(app, ws.id, email, password);
+    const expected: Record<string, unknown>[] = [];
+    const ended = (session: { sessionId: string }, reason: string) =>
+      expected.push({ session_id: session.sessionId, user_id: userId, client_id: null, reason });
+
+    const a = await open();
+    expect((await call(app, 'POST', '/api/v1/auth/logout', { token: a.accessToken })).status).toBe(200);
+    ended(a, 'logout');
+    // The access token of an ended session ends nothing more (and says so).
+    expect((await call(app, 'POST', '/api/v1/auth/logout', { token: a.accessToken })).status).toBe(401);
+
+    const b = await open();
+    const c = await open();
+    expect((await call(app, 'DELETE', `/api/v1/auth/sessions/${b.sessionId}`, { token: c.accessToken })).status).toBe(200);
+    ended(b, 'revoked');
+
+    const d = await open();
+    const all = await call(app, 'POST', '/api/v1/auth/sessions/revoke-all', { token: d.accessToken });
+    expect(all.body.data).toEqual({ ended_sessions: 2 });
+    for (const session of [d, c].sort((x, y) => x.sessionId.localeCompare(y.sessionId))) ended(session, 'revoke_all');
+    expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: d.refreshToken } })).status).toBe(401);
+
+    const e = await open();
+    const f = await open();
+    const changed = await call(app, 'POST', '/api/v1/auth/password/change', {
+      token: e.accessToken,
+      body: { current_password: password, new_password: password },
+    });
+    expect(changed.body.data).toMatchObject({ ended_sessions: 1 });
+    ended(f, 'password_change');
+
+    // Reuse detection: a replayed refresh token ends its session.
+    const g = await open();
+    expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: g.refreshToken } })).status).toBe(200);
+    expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: g.refreshToken } })).status).toBe(401);
+    ended(g, 'refresh_token_reuse');
+    expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: g.refreshToken } })).status).toBe(401);
+
+    const patch = (status: string) => call(app, 'PATCH', `/api/v1/users/${userId}`, { token: ws.apiKey, body: { status } });
+    // `e` is still live: the lock ends it (with no second event for the sessions that ended before).
+    expect((await patch('locked')).status).toBe(200);
+    ended(e, 'user_locked');
+    await patch('active');
+    const h = await open();
+    expect((await patch('deactivated')).status).toBe(200);
+    ended(h, 'user_deactivated');
+    await patch('active');
+    const i = await open();
+    expect((await call(app, 'DELETE', `/api/v1/users/${userId}`, { token: ws.apiKey })).status).toBe(200);
+    ended(i, 'user_deleted');
+
+    const told = await sessionEnds(userId);
+    // revoke-all ends its sessions in one statement: their events share a timestamp, so compare as sets there.
+    const key = (p: Record<string, unknown>) => `${String(p.reason)} ${String(p.session_id)}`;
+    expect(told.map(key).sort()).toEqual(expected.map(key).sort());
+    expect(told).toEqual(expect.arrayContaining(expected));
+    expect(told).toHaveLength(expected.length);
+  });
+
   it('keeps user calls for users: an API key is FORBIDDEN there', async () => {
     const res = await call(app, 'POST', '/api/v1/auth/logout', { token: ws.apiKey });
     expect([res.status, res.body.error.code]).toEqual([403, 'FORBIDDEN']);

@@ -101,8 +101,16 @@ export async function verifyFactor(
 export async function removeFactor(scope: AuditScope, userId: string, id: string) {
   const factor = await ownFactor(scope.em, userId, id);
   scope.em.remove(factor);
-  recordAudit(scope, { eventType: 'mfa.factor_remove', target: { type: 'factor', id: factor.id }, details: { name: factor.name } });
-  emitEvent(scope, 'mfa.factor_removed', { user_id: factor.userId, factor_id: factor.id, kind: factor.kind });
+  recordAudit(scope, {
+    eventType: 'mfa.factor_remove',
+    target: { type: 'factor', id: factor.id },
+    details: { name: factor.name, status: factor.status },
+  });
+  // The pair of mfa.factor_enrolled, which a factor's verification emits: a factor never verified was
+  // never enrolled, so its removal tells subscribers nothing.
+  if (factor.status === 'Verified') {
+    emitEvent(scope, 'mfa.factor_removed', { user_id: factor.userId, factor_id: factor.id, kind: factor.kind, name: factor.name });
+  }
   return { id: factor.id, deleted: true as const };
 }
 

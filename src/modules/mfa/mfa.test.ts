@@ -98,6 +98,26 @@ describe('second factor (TOTP)', () => {
     expect(audited.body.data.map((e: { details: unknown }) => e.details)).toEqual([{ reason: 'wrong_code' }]);
   });
 
+  it('tells mfa.factor_removed only of a factor that was enrolled (verified), as mfa.factor_enrolled told of it', async () => {
+    const user = await enrolledUser();
+    const pending = await enroll(user.token, 'Never confirmed');
+    for (const id of [pending.factor.id as string, user.factorId]) {
+      expect((await call(app, 'DELETE', `/api/v1/mfa/factors/${id}`, { token: user.token })).status).toBe(200);
+    }
+    const events = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ type: string; payload: Record<string, unknown> }[]>(
+        `select type, payload from events where workspace_id = ? and type like 'mfa.%' and payload->>'user_id' = ? order by created_at, id`,
+        [ws.id, user.id],
+      );
+    const told = { user_id: user.id, factor_id: user.factorId, kind: 'totp', name: 'Phone' };
+    expect(events).toEqual([
+      { type: 'mfa.factor_enrolled', payload: told },
+      { type: 'mfa.factor_removed', payload: told },
+    ]);
+  });
+
   it('a pending factor is not used at sign-in; once verified, every sign-in asks for a code', async () => {
     const user = await newUser();
     const data = await enroll(user.token);

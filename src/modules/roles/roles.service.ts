@@ -124,15 +124,25 @@ export async function deleteRole(scope: AuditScope, id: string, now: Date) {
  * The assignment of `roleId` to `userId`, created or given the new `expiresAt`, in one statement: of
  * concurrent assignments of the same pair, one inserts and the others wait for it, then update, so
  * each answers as a repeated assignment does (a find-then-insert let the unique index refuse them).
+ * `change` says what the statement changed: `granted` (the user did not hold the role: no row, or an
+ * expired one), `expires_at` (held, until another time), or `none` (the same assignment again, or one a
+ * concurrent assignment made first, unseen by this statement's snapshot).
  */
 async function upsertAssignment(scope: AuditScope, userId: string, roleId: string, expiresAt: Date | null, now: Date) {
-  const [row] = await scope.em.execute<{ id: string; expires_at: string | null; created_at: string }[]>(
-    `insert into role_assignments (id, workspace_id, user_id, role_id, expires_at, created_at) values (?, ?, ?, ?, ?, ?)
-      on conflict (user_id, role_id) do update set expires_at = excluded.expires_at returning id, expires_at, created_at`,
-    [newId('ras'), scope.workspaceId, userId, roleId, expiresAt, now],
+  const [row] = await scope.em.execute<
+    { id: string; expires_at: string | null; created_at: string; inserted: boolean; prior_seen: boolean; prior_expires_at: string | null }[]
+  >(
+    `with prior as (select expires_at from role_assignments where user_id = ? and role_id = ?)
+     insert into role_assignments (id, workspace_id, user_id, role_id, expires_at, created_at) values (?, ?, ?, ?, ?, ?)
+      on conflict (user_id, role_id) do update set expires_at = excluded.expires_at
+     returning id, expires_at, created_at, (xmax = 0) as inserted,
+               exists (select 1 from prior) as prior_seen, (select expires_at from prior) as prior_expires_at`,
+    [userId, roleId, newId('ras'), scope.workspaceId, userId, roleId, expiresAt, now],
   );
   if (!row) throw new AppError('INTERNAL', 'The role assignment was not written');
-  return Object.assign(new RoleAssignment(), {
+  const prior = row.prior_seen ? { expiresAt: row.prior_expires_at === null ? null : new Date(row.prior_expires_at) } : null;
+  const change = assignmentChange(row.inserted, prior, expiresAt, now);
+  const assignment = Object.assign(new RoleAssignment(), {
     id: row.id,
     workspaceId: scope.workspaceId,
     userId,
@@ -140,6 +150,22 @@ async function upsertAssignment(scope: AuditScope, userId: string, roleId: strin
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
     createdAt: new Date(row.created_at),
   });
+  return { assignment, change };
+}
+
+type AssignmentChange = 'granted' | 'expires_at' | 'none';
+
+/** What an assignment changed, from the row it found (`prior`, null when it saw none) and what it wrote. */
+function assignmentChange(
+  inserted: boolean,
+  prior: { expiresAt: Date | null } | null,
+  expiresAt: Date | null,
+  now: Date,
+): AssignmentChange {
+  if (inserted) return 'granted';
+  if (!prior) return 'none';
+  if (prior.expiresAt !== null && prior.expiresAt <= now) return 'granted';
+  return (prior.expiresAt?.getTime() ?? null) === (expiresAt?.getTime() ?? null) ? 'none' : 'expires_at';
 }
 
 export async function assignRole(
@@ -163,13 +189,16 @@ export async function assignRole(
       throw new AppError('CONFLICT', 'The last owner cannot be given an end date; make someone else an owner first');
     }
   }
-  const assignment = await upsertAssignment(scope, user.id, role.id, expiresAt, now);
+  const { assignment, change } = await upsertAssignment(scope, user.id, role.id, expiresAt, now);
   recordAudit(scope, {
     eventType: 'role.assign',
     target: { type: 'user', id: user.id },
-    details: { role_id: role.id, role: role.key, expires_at: expiresAt?.toISOString() ?? null },
+    details: { role_id: role.id, role: role.key, expires_at: expiresAt?.toISOString() ?? null, change },
   });
-  emitEvent(scope, 'role.assigned', { user_id: user.id, role_id: role.id, role: role.key, expires_at: expiresAt?.toISOString() ?? null });
+  // Subscribers hear of a change only: the same assignment posted again tells them nothing new.
+  if (change !== 'none') {
+    emitEvent(scope, 'role.assigned', { user_id: user.id, role_id: role.id, role: role.key, expires_at: expiresAt?.toISOString() ?? null });
+  }
   return toAssignmentView(assignment, role);
 }
 

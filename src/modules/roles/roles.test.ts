@@ -158,6 +158,33 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect(past.status).toBe(400);
   });
 
+  it('tells role.assigned only when an assignment changes: a repeat is no event, and its audit row says so', async () => {
+    const user = await userWith();
+    const assign = (expires_at?: string) =>
+      call(app, 'POST', '/api/v1/roles/assign', {
+        token: ws.apiKey,
+        body: { user_id: user.id, role_id: roleIds.viewer, ...(expires_at ? { expires_at } : {}) },
+      });
+    const soon = new Date(app.clock.now().getTime() + 60_000).toISOString();
+    const later = new Date(app.clock.now().getTime() + 120_000).toISOString();
+    for (const expires of [undefined, undefined, soon, soon]) expect((await assign(expires)).status).toBe(200);
+    // Expired, then given again: held anew.
+    app.clock.advance(61_000);
+    expect((await assign(later)).status).toBe(200);
+
+    const em = app.deps.orm.em.fork().getConnection();
+    const events = await em.execute<{ payload: { expires_at: string | null } }[]>(
+      `select payload from events where workspace_id = ? and type = 'role.assigned' and payload->>'user_id' = ? order by created_at, id`,
+      [ws.id, user.id],
+    );
+    expect(events.map((e) => e.payload.expires_at)).toEqual([null, soon, later]);
+    const audited = await em.execute<{ details: { change: string } }[]>(
+      `select details from audit_events where workspace_id = ? and event_type = 'role.assign' and target_id = ? order by created_at, id`,
+      [ws.id, user.id],
+    );
+    expect(audited.map((a) => a.details.change)).toEqual(['granted', 'none', 'expires_at', 'none', 'granted']);
+  });
+
   it('lets viewers read roles but not change them; members neither', async () => {
     const viewer = await userWith('viewer');
     expect((await call(app, 'GET', '/api/v1/roles', { token: viewer.token })).status).toBe(200);

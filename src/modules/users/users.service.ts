@@ -14,7 +14,6 @@ import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from 
 import { endUserSessions } from '../auth/sessions.service.ts';
 import { retireResetLinks } from '../auth/password.service.ts';
 import { guardOwner } from '../roles/owners.ts';
-import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
@@ -216,12 +215,12 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
     // Written before the sessions end: a sign-in racing the lock either committed first (and its
     // session ends here) or waits for this row and is refused.
     await scope.em.flush();
-    changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_locked');
+    changes.ended_sessions = await endUserSessions(scope, user.id, now, 'user_locked');
   }
   if (deactivates) {
     changes.status = { from: user.status, to: 'deactivated' };
     user.status = 'deactivated';
-    changes.ended_sessions = await endUserSessions(scope.em, user.id, now, 'user_deactivated');
+    changes.ended_sessions = await endUserSessions(scope, user.id, now, 'user_deactivated');
   }
   // Reset links sent before are for an address the account no longer has, or for an account an
   // admin has just barred: none of them works afterwards, reactivated or unlocked.
@@ -247,7 +246,7 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
 export async function deleteUser(scope: AuditScope, principal: Principal, id: string, now: Date) {
   const user = await findUser(scope.em, id);
   await guardOwner(scope.em, principal, user.id, now, { removes: true });
-  await endOAuthSessionsOf(scope.em, user.id);
+  await endUserSessions(scope, user.id, now, 'user_deleted');
   await denyOrphanedRequests(scope, { requesterId: user.id }, "The requester's account was deleted", now);
   scope.em.remove(user);
   recordAudit(scope, { eventType: 'user.delete', target: { type: 'user', id: user.id }, details: { email: user.email } });
