@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -219,6 +219,25 @@ describe('configuration errors', () => {
     expect(err).toContain('does not open with the master key in use');
     expect(err).toContain('Set VAULT_MASTER_KEY to the key the database was first used with');
   }, 60_000);
+
+  it('keeps the embedded database closed to other users, also when an older start left it open', async () => {
+    const ownDir = await mkdtemp(join(tmpdir(), 'identity-mode-'));
+    const pgdata = join(ownDir, 'pgdata');
+    try {
+      for (let start = 0; start < 2; start++) {
+        const db = await startEmbeddedPostgres(ownDir);
+        try {
+          // PGlite's own files are 0666: the directory is what keeps them from other users.
+          expect((await stat(pgdata)).mode & 0o777).toBe(0o700);
+        } finally {
+          await db.stop();
+        }
+        await chmod(pgdata, 0o755);
+      }
+    } finally {
+      await rm(ownDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('says which DATA_DIR could not be opened, and what to check, when it holds something else', async () => {
     const ownDir = await mkdtemp(join(tmpdir(), 'identity-junk-'));

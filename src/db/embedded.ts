@@ -1,4 +1,4 @@
-import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -37,11 +37,16 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
 }
 
 /**
- * PGlite over `dir`, or an error that says which directory and what to check: PGlite's own
+ * PGlite over `dir` (closed to other users), or an error that says which directory and what to check: PGlite's own
  * ("PGlite failed to initialize properly", "Aborted()", or no message at all) names neither.
  */
 async function openPGlite(dir: string): Promise<PGlite> {
   try {
+    // PGlite writes its files readable and writable by everyone (0666): the directory, open to this
+    // user only, is what keeps other local users from reading password hashes and sessions or writing
+    // themselves an API key. Made so, or narrowed when an older start left it open.
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
     // pg_trgm backs the user search indexes (migration user_search).
     return await PGlite.create(dir, { extensions: { pg_trgm } });
   } catch (error) {
