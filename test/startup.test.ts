@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,6 +98,26 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
       await expect(cli).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`is in use by process ${second.child.pid}`) });
     } finally {
       await stop(second);
+    }
+  }, 120_000);
+
+  it('takes over a lock left by a killed process whose pid is now another: its own, or a later process’s', async () => {
+    const ownDir = await mkdtemp(join(tmpdir(), 'identity-relock-'));
+    const lock = join(ownDir, 'embedded.pid');
+    const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', BASE_URL: '', DATA_DIR: ownDir };
+    try {
+      // A container's server is pid 1 after every restart: the lock its killed predecessor left names
+      // the new process itself (here the shell writes its pid, then becomes the CLI under that pid).
+      await promisify(execFile)('sh', ['-c', `echo $$ > '${lock}' && exec '${process.execPath}' --import tsx src/cli.ts migrate`], { env });
+      await expect(readFile(lock, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+      if (existsSync('/proc/self/stat')) {
+        // A live process holds the recorded pid, but it started at another time than the owner did.
+        await writeFile(lock, `${process.pid} 1`);
+        await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], { env });
+        await expect(readFile(lock, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+      }
+    } finally {
+      await rm(ownDir, { recursive: true, force: true });
     }
   }, 120_000);
 
@@ -198,6 +219,25 @@ describe('configuration errors', () => {
     expect(err).toContain('does not open with the master key in use');
     expect(err).toContain('Set VAULT_MASTER_KEY to the key the database was first used with');
   }, 60_000);
+
+  it('keeps the embedded database closed to other users, also when an older start left it open', async () => {
+    const ownDir = await mkdtemp(join(tmpdir(), 'identity-mode-'));
+    const pgdata = join(ownDir, 'pgdata');
+    try {
+      for (let start = 0; start < 2; start++) {
+        const db = await startEmbeddedPostgres(ownDir);
+        try {
+          // PGlite's own files are 0666: the directory is what keeps them from other users.
+          expect((await stat(pgdata)).mode & 0o777).toBe(0o700);
+        } finally {
+          await db.stop();
+        }
+        await chmod(pgdata, 0o755);
+      }
+    } finally {
+      await rm(ownDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('says which DATA_DIR could not be opened, and what to check, when it holds something else', async () => {
     const ownDir = await mkdtemp(join(tmpdir(), 'identity-junk-'));

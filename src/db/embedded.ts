@@ -1,4 +1,4 @@
-import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -37,11 +37,16 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
 }
 
 /**
- * PGlite over `dir`, or an error that says which directory and what to check: PGlite's own
+ * PGlite over `dir` (closed to other users), or an error that says which directory and what to check: PGlite's own
  * ("PGlite failed to initialize properly", "Aborted()", or no message at all) names neither.
  */
 async function openPGlite(dir: string): Promise<PGlite> {
   try {
+    // PGlite writes its files readable and writable by everyone (0666): the directory, open to this
+    // user only, is what keeps other local users from reading password hashes and sessions or writing
+    // themselves an API key. Made so, or narrowed when an older start left it open.
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await chmod(dir, 0o700);
     // pg_trgm backs the user search indexes (migration user_search).
     return await PGlite.create(dir, { extensions: { pg_trgm } });
   } catch (error) {
@@ -64,29 +69,41 @@ function describeFailure(error: unknown): string {
   return String(error);
 }
 
+/** The data directories this process holds: a lock naming our own pid is ours only if listed here. */
+const held = new Set<string>();
+
 /**
  * One process at a time on a data directory. PGlite keeps no lock of its own, and a second process
  * on the same directory (`npm run cli` beside a running `npm start`) writes behind the first one's
  * back: the two lose each other's writes, or leave a directory that no longer opens. The lock is a
- * file holding the owner's pid, made exclusively; one whose process is gone (killed) is taken over.
+ * file holding the owner's pid (and, where /proc tells it, when that process started), made
+ * exclusively; one whose process is gone (killed) is taken over. A pid alone is not enough: after a
+ * kill, a container's server is pid 1 again and would find itself named, and after a reboot the pid
+ * may be any other process's. So a lock naming this very process, or a process that started at
+ * another time than the owner did, is stale too.
  */
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   const path = join(resolve(dataDir), 'embedded.pid');
   // Written whole under a name of its own, then linked into place: the lock never exists empty.
   const mine = `${path}.${process.pid}`;
-  await writeFile(mine, String(process.pid));
+  const started = await processStart(process.pid);
+  await writeFile(mine, started === null ? String(process.pid) : `${process.pid} ${started}`);
   try {
     for (;;) {
       try {
         await link(mine, path);
-        return () => rm(path, { force: true });
+        held.add(path);
+        return async () => {
+          held.delete(path);
+          await rm(path, { force: true });
+        };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
       const owner = await lockOwner(path);
-      if (owner !== null && processExists(owner)) {
+      if (owner !== null && (await ownerAlive(owner, path))) {
         throw new Error(
-          `DATA_DIR ${resolve(dataDir)} is in use by process ${owner} (a running server?): stop it first, ` +
+          `DATA_DIR ${resolve(dataDir)} is in use by process ${owner.pid} (a running server?): stop it first, ` +
             `or delete ${path} if no such process uses it`,
         );
       }
@@ -97,15 +114,33 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   }
 }
 
-/** The pid in a lock file, or null when the file is gone or holds none. */
-async function lockOwner(path: string): Promise<number | null> {
+interface LockOwner {
+  pid: number;
+  /** When the owner started (/proc/<pid>/stat's starttime), when the lock says. */
+  started: string | null;
+}
+
+/** The owner a lock file names, or null when the file is gone or names none. */
+async function lockOwner(path: string): Promise<LockOwner | null> {
+  let text: string;
   try {
-    const pid = Number.parseInt(await readFile(path, 'utf8'), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
+    text = await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+  const [pidText = '', started] = text.trim().split(/\s+/);
+  const pid = Number.parseInt(pidText, 10);
+  return Number.isInteger(pid) && pid > 0 ? { pid, started: started ?? null } : null;
+}
+
+/** Whether the process a lock names still runs: the same process, not a later one given its pid. */
+async function ownerAlive(owner: LockOwner, path: string): Promise<boolean> {
+  if (owner.pid === process.pid) return held.has(path);
+  if (!processExists(owner.pid)) return false;
+  if (owner.started === null) return true;
+  const started = await processStart(owner.pid);
+  return started === null || started === owner.started;
 }
 
 function processExists(pid: number): boolean {
@@ -116,6 +151,24 @@ function processExists(pid: number): boolean {
     // EPERM: it exists, as another user's process.
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * When a process started, in clock ticks since boot (field 22 of /proc/<pid>/stat), or null where
+ * there is no /proc (macOS) or the process is gone. The command name (field 2) may hold spaces and
+ * parentheses, so the fields are counted after its closing one.
+ */
+async function processStart(pid: number): Promise<string | null> {
+  let stat: string;
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') return null;
+    throw error;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19] ?? null;
 }
 
 export function embeddedDataPath(dataDir: string): string {
