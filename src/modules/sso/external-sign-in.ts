@@ -18,6 +18,7 @@ import type { Organization } from '../organizations/organization.entity.ts';
 import { joinOrganization } from '../organizations/organizations.service.ts';
 import { emitEvent } from '../events/events.ts';
 import { Application } from '../applications/application.entity.ts';
+import { canonicalEmail } from '../../core/addresses.ts';
 
 /** From the redirect to the identity provider until its callback. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
@@ -370,7 +371,7 @@ export async function ssoUser(
   const domains = (
     await scope.em.execute<{ domain: string }[]>('select domain from organization_domains where organization_id = ?', [org.id])
   ).map((d) => d.domain);
-  const address = email?.toLowerCase() ?? '';
+  const address = email === null ? '' : canonicalEmail(email);
   if (!domains.includes(address.split('@').pop() ?? '')) {
     throw new AppError('FORBIDDEN', 'The identity provider asserted an email outside the organization’s domains');
   }

@@ -1,12 +1,15 @@
 import { z } from 'zod';
+import { canonicalEmail, EMAIL_PATTERN } from '../../core/addresses.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { newPasswordInput } from '../auth/password-policy.ts';
 import { USER_STATUSES } from './user.entity.ts';
 
+/** An email address, taken in its stored form (core/addresses.ts: trimmed, lower case, an IDN domain in punycode). */
 export const emailInput = z
-  .email('must be an email address')
-  .max(254)
-  .transform((e) => e.toLowerCase());
+  .string()
+  .overwrite(canonicalEmail)
+  .email({ pattern: EMAIL_PATTERN, message: 'must be an email address' })
+  .max(254);
 export const passwordInput = newPasswordInput;
 
 export const userOutput = z
