@@ -16,12 +16,32 @@ export const PASSWORD_MAX = 128;
  */
 export const hashingSlots = pLimit(Math.max(1, availableParallelism()));
 
-export function hashPassword(password: string): Promise<string> {
-  return hashingSlots(() => argon2.hash(password, PARAMS));
+/**
+ * The form a password is hashed in: Unicode NFKC (NIST SP 800-63B 5.1.1.2), so the same password
+ * typed where the keyboard composes accents (NFC), where it decomposes them (NFD, macOS file names,
+ * some mobile keyboards) or in fullwidth forms (East Asian input methods) is one password. Spaces
+ * and case are kept.
+ */
+export function normalizePassword(password: string): string {
+  return password.normalize('NFKC');
 }
 
-export function verifyPassword(hash: string, password: string): Promise<boolean> {
-  return hashingSlots(() => argon2.verify(hash, password));
+export function hashPassword(password: string): Promise<string> {
+  return hashingSlots(() => argon2.hash(normalizePassword(password), PARAMS));
+}
+
+/**
+ * How a presented password matched a stored hash: `current` in its normalised form, `legacy` only as
+ * typed (a hash made before passwords were normalised: the caller should store a new hash), `false`
+ * not at all. The password as typed is tried only when normalising changed it.
+ */
+export type PasswordMatch = 'current' | 'legacy' | false;
+
+export async function verifyPassword(hash: string, password: string): Promise<PasswordMatch> {
+  const normalized = normalizePassword(password);
+  if (await hashingSlots(() => argon2.verify(hash, normalized))) return 'current';
+  if (normalized === password) return false;
+  return (await hashingSlots(() => argon2.verify(hash, password))) ? 'legacy' : false;
 }
 
 /** True when a stored hash was made with other parameters and should be replaced at sign-in. */

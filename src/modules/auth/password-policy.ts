@@ -2,7 +2,7 @@ import { dictionary } from '@zxcvbn-ts/language-common';
 import { z } from 'zod';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../core/errors.ts';
-import { PASSWORD_MAX, PASSWORD_MIN } from '../../core/passwords.ts';
+import { normalizePassword, PASSWORD_MAX, PASSWORD_MIN } from '../../core/passwords.ts';
 
 /**
  * The spec's rule: 8 to 128 characters, no composition rules, every character counts (no
@@ -12,12 +12,16 @@ import { PASSWORD_MAX, PASSWORD_MIN } from '../../core/passwords.ts';
 const COMMON = new Set<string>((dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()));
 
 export function isCommonPassword(password: string): boolean {
-  return COMMON.has(password.toLowerCase());
+  return COMMON.has(normalizePassword(password).toLowerCase());
 }
 
-/** A new password (creation, reset, change). Length is checked before anything is hashed. */
+/**
+ * A new password (creation, reset, change), taken in the form it is hashed in (NFKC, see
+ * `normalizePassword`): its length is counted there, in code points, before anything is hashed.
+ */
 export const newPasswordInput = z
   .string()
+  .overwrite(normalizePassword)
   .min(PASSWORD_MIN, `must be at least ${PASSWORD_MIN} characters`)
   .max(PASSWORD_MAX, `must be at most ${PASSWORD_MAX} characters`);
 
@@ -35,4 +39,3 @@ export function assertPasswordAllowed(config: Pick<Config, 'REJECT_COMMON_PASSWO
 
 /** A password being checked (sign-in, current password): no policy, but nothing longer than any valid one. */
 export const presentedPasswordInput = z.string().min(1, 'is required').max(PASSWORD_MAX, `must be at most ${PASSWORD_MAX} characters`);
-

@@ -43,6 +43,8 @@ export interface SignInUser {
   lockedUntil: Date | null;
   /** Read with the user, so the second-factor stage needs no query of its own. */
   hasVerifiedFactor: boolean;
+  /** The password matched its stored hash only as typed, not normalised: a new hash is stored at sign-in. */
+  legacyPasswordForm?: boolean;
 }
 
 /** What a stage can read and what it has learned so far. */
@@ -164,7 +166,8 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
     );
   }
   await expireLock(em, attempt.workspaceId, user, now);
-  if (!(await verifyPassword(user.passwordHash, attempt.password))) {
+  const match = await verifyPassword(user.passwordHash, attempt.password);
+  if (!match) {
     const locked = await countFailure(em, attempt.workspaceId, user, now);
     throw await refusal(
       { em, attempt, now },
@@ -175,6 +178,7 @@ async function checkPassword(em: EntityManager, attempt: SignInAttempt, now: Dat
       locked ? { account_locked: true } : {},
     );
   }
+  user.legacyPasswordForm = match === 'legacy';
   return { user, liveActions: row?.live_actions ?? true };
 }
 
@@ -193,8 +197,8 @@ const accountState: SignInStage = async (run) => {
 };
 
 async function rehashIfDue(run: SignInRun): Promise<string | null> {
-  const { passwordHash } = run.user;
-  return passwordHash && needsRehash(passwordHash) ? hashPassword(run.attempt.password) : null;
+  const { passwordHash, legacyPasswordForm } = run.user;
+  return passwordHash && (legacyPasswordForm || needsRehash(passwordHash)) ? hashPassword(run.attempt.password) : null;
 }
 
 /** The API's finish: a session, tokens, the audit row and the bookkeeping of a good sign-in, in one statement. */

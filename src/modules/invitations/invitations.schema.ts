@@ -4,6 +4,7 @@ import { pageOf, pageParams } from '../../core/pagination.ts';
 import { newPasswordInput } from '../auth/password-policy.ts';
 import { emailInput } from '../users/users.schema.ts';
 import { INVITATION_STATUSES } from './invitation.entity.ts';
+import { nameInput } from '../users/names.ts';
 
 export const invitationOutput = z
   .object({
@@ -35,5 +36,5 @@ export const invitationIdInput = z.object({ id: z.string().max(100) });
 export const acceptInvitationInput = z.strictObject({
   token: z.string().min(1).max(512),
   password: newPasswordInput,
-  name: z.string().trim().min(1).max(200).optional(),
+  name: nameInput.optional(),
 });

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { canonicalDomain } from '../../core/addresses.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
-/** Lower case, no trailing dot. */
+/** Trimmed, then as every domain is stored (core/addresses.ts: lower case, no trailing dot, an IDN in punycode). */
 export function normalizeDomain(raw: string): string {
-  return raw.trim().toLowerCase().replace(/\.$/, '');
+  return canonicalDomain(raw.trim());
 }
 
 /**
@@ -14,7 +15,7 @@ export function normalizeDomain(raw: string): string {
  */
 function isDomainName(domain: string): boolean {
   const labels = domain.split('.');
-  return labels.length >= 2 && labels.every((label) => LABEL.test(label)) && !/^[0-9]+$/.test(labels.at(-1) ?? '');
+  return domain.length <= 253 && labels.length >= 2 && labels.every((label) => LABEL.test(label)) && !/^[0-9]+$/.test(labels.at(-1) ?? '');
 }
 
 export const domainInput = z.string().max(253).transform(normalizeDomain).refine(isDomainName, 'must be a domain name such as example.com');

@@ -12,6 +12,7 @@ import { Role } from '../roles/role.entity.ts';
 import { SsoConnection } from '../sso/sso-connection.entity.ts';
 import { Organization, OrganizationDomain, OrganizationMember, type SsoSettings } from './organization.entity.ts';
 import type { CreateOrganizationInput, OrganizationView, UpdateOrganizationInput } from './organizations.schema.ts';
+import { canonicalEmail } from '../../core/addresses.ts';
 
 export const PORTAL_LINK_TTL_MS = 5 * 60 * 1000;
 
@@ -239,7 +240,7 @@ export async function organizationsGrantingRole(em: EntityManager, workspaceId: 
 
 /** The organization whose domains include the email's, if any. */
 export async function organizationForEmail(em: EntityManager, email: string): Promise<Organization | null> {
-  const domain = email.split('@').pop()?.toLowerCase().replace(/\.$/, '') ?? '';
+  const domain = canonicalEmail(email).split('@').pop() ?? '';
   const owned = await em.findOne(OrganizationDomain, { domain });
   return owned ? em.findOne(Organization, { id: owned.organizationId }) : null;
 }

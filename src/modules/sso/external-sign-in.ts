@@ -18,6 +18,8 @@ import type { Organization } from '../organizations/organization.entity.ts';
 import { joinOrganization } from '../organizations/organizations.service.ts';
 import { emitEvent } from '../events/events.ts';
 import { Application } from '../applications/application.entity.ts';
+import { canonicalEmail } from '../../core/addresses.ts';
+import { providerName } from '../users/names.ts';
 
 /** From the redirect to the identity provider until its callback. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
@@ -207,9 +209,10 @@ export interface Provisioning {
 }
 
 function displayName(mapped: Record<string, unknown>): string | null {
-  if (typeof mapped.name === 'string' && mapped.name.trim()) return mapped.name.trim().slice(0, 200);
+  const whole = typeof mapped.name === 'string' ? providerName(mapped.name) : null;
+  if (whole) return whole;
   const parts = [mapped.first_name, mapped.last_name].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
-  return parts.length ? parts.join(' ').slice(0, 200) : null;
+  return parts.length ? providerName(parts.join(' ')) : null;
 }
 
 /** The account a provider's subject was linked to, if any. */
@@ -370,7 +373,7 @@ export async function ssoUser(
   const domains = (
     await scope.em.execute<{ domain: string }[]>('select domain from organization_domains where organization_id = ?', [org.id])
   ).map((d) => d.domain);
-  const address = email?.toLowerCase() ?? '';
+  const address = email === null ? '' : canonicalEmail(email);
   if (!domains.includes(address.split('@').pop() ?? '')) {
     throw new AppError('FORBIDDEN', 'The identity provider asserted an email outside the organization’s domains');
   }

@@ -2,6 +2,7 @@ import * as client from 'openid-client';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { sha256 } from '../../core/secrets.ts';
+import { canonicalEmail } from '../../core/addresses.ts';
 
 /** An OpenID provider (or a plain OAuth 2.0 one, like GitHub) this service signs users in through. */
 export interface ProviderEndpoint {
@@ -167,7 +168,7 @@ export async function redeemCode(
   return {
     issuer: claims.iss,
     subject: claims.sub,
-    email: typeof profile.email === 'string' ? profile.email.toLowerCase() : null,
+    email: typeof profile.email === 'string' ? canonicalEmail(profile.email) : null,
     emailVerified: profile.email_verified === true,
     profile,
     accessToken: tokens.access_token,

@@ -13,6 +13,7 @@ import {
 import { DOMParser } from '@xmldom/xmldom';
 import type { Redis } from 'ioredis';
 import { AppError } from '../../core/errors.ts';
+import { canonicalEmail } from '../../core/addresses.ts';
 
 /**
  * The SAML 2.0 service-provider core: IdP metadata in, SP metadata out, the AuthnRequest redirect, and
@@ -457,12 +458,12 @@ function textAttributes(raw: unknown): Record<string, string | string[]> {
 }
 
 function emailOf(nameId: string, format: string | null, attributes: Record<string, string | string[]>): string | null {
-  if (format === EMAIL_NAME_ID_FORMAT && isEmail(nameId)) return nameId.toLowerCase();
+  if (format === EMAIL_NAME_ID_FORMAT && isEmail(nameId)) return canonicalEmail(nameId);
   const byName = new Map(Object.entries(attributes).map(([name, value]) => [name.toLowerCase(), value]));
   for (const name of EMAIL_ATTRIBUTES) {
     const value = byName.get(name);
     const first = (Array.isArray(value) ? value[0] : value)?.trim();
-    if (first && isEmail(first)) return first.toLowerCase();
+    if (first && isEmail(first)) return canonicalEmail(first);
   }
   return null;
 }

@@ -30,6 +30,7 @@ import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } fro
 import { SOCIAL_PROVIDERS } from './social-provider.entity.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
 import { randomBytes } from 'node:crypto';
+import { canonicalEmail } from '../../core/addresses.ts';
 
 /** A query parameter given once, as text the database can hold (NUL or a lone surrogate is 400). */
 function query(req: Request, name: string): string | undefined {
@@ -237,7 +238,8 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     '/api/v1/auth/sso/start',
     handler(deps, async (req, res) => {
       const workspaceId = await workspaceOf(deps, req);
-      const email = query(req, 'email')?.toLowerCase();
+      const given = query(req, 'email');
+      const email = given === undefined ? undefined : canonicalEmail(given);
       const organizationId = query(req, 'organization_id');
       if (!email && !organizationId) throw new AppError('BAD_REQUEST', 'Send the user’s email (or an organization_id)');
       const em = deps.orm.em.fork();

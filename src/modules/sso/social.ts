@@ -9,6 +9,7 @@ import { mask } from './connections.ts';
 import type { ServerMetadata } from 'openid-client';
 import type { ProviderEndpoint, ProviderIdentity } from './oidc-rp.ts';
 import { SOCIAL_PROVIDERS, SocialProvider, type SocialProviderName } from './social-provider.entity.ts';
+import { canonicalEmail } from '../../core/addresses.ts';
 
 interface Preset {
   displayName: string;
@@ -253,7 +254,7 @@ export async function githubIdentity(row: SocialProvider, accessToken: string): 
   return {
     issuer: row.config.issuer ?? 'https://github.com',
     subject: String(user.id),
-    email: primary?.email.toLowerCase() ?? null,
+    email: primary ? canonicalEmail(primary.email) : null,
     emailVerified: !!primary,
     profile: { ...user, email: primary?.email, name: user.name ?? user.login },
     accessToken,

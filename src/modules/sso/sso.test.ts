@@ -191,6 +191,35 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     expect(noOrg.status).toBe(404);
   });
 
+  it('matches an internationalised email domain to the organization in either form, and keeps the account in punycode', async () => {
+    // The organization names its domain in Unicode; users type it, and the IdP asserts it, in any form.
+    const org = await organization('Bücher', 'Bücher-SSO.example.');
+    const ascii = new URL('http://bücher-sso.example').hostname;
+    expect((await call(app, 'GET', `/api/v1/organizations/${org}`, { token: ws.apiKey })).body.data.domains).toEqual([ascii]);
+    const cookie = await openPortal(org);
+    const saved = await postForm('/portal/sso/oidc', cookie, {
+      issuer: idp.issuer,
+      client_id: 'acme-app',
+      client_secret: 'acme-idp-secret',
+    });
+    expect(saved.status).toBe(200);
+    const headers = { 'x-forwarded-for': someIp() };
+    const viaSso = async (typed: string, asserted: string) => {
+      const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=${encodeURIComponent(typed)}`, { headers });
+      expect(start.status, typed).toBe(302);
+      idp.signInAs({ sub: `idn-${asserted}`, claims: { email: asserted } });
+      const back = await call(app, 'GET', onApp(await idp.authorize(start.headers.get('location') as string)), { headers });
+      return exchange(new URL(back.headers.get('location') as string));
+    };
+    const first = await viaSso(' Anna@BÜCHER-SSO.example ', 'Anna@Bücher-SSO.example');
+    expect([first.status, first.body.data?.user?.email]).toEqual([200, `anna@${ascii}`]);
+    const again = await viaSso(`anna@${ascii}`, `ANNA@${ascii.toUpperCase()}`);
+    expect([again.status, again.body.data?.user?.id]).toEqual([200, first.body.data.user.id]);
+    // The account is the one a password sign-in reaches, whichever form is typed.
+    const listed = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(ascii)}`, { token: ws.apiKey });
+    expect(listed.body.meta.total).toBe(1);
+  });
+
   it('never signs in through SSO to an account worth more than its default role: domains are unverified, so that would be a takeover', async () => {
     // An admin (or a custom role with organizations:write) names the owner's domain and connects an IdP it runs.
     const org = await organization('Claimed', 'claimed-sso.example');

@@ -1,12 +1,16 @@
 import { z } from 'zod';
+import { canonicalEmail, EMAIL_PATTERN } from '../../core/addresses.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { newPasswordInput } from '../auth/password-policy.ts';
 import { USER_STATUSES } from './user.entity.ts';
+import { nameInput, searchInput } from './names.ts';
 
+/** An email address, taken in its stored form (core/addresses.ts: trimmed, lower case, an IDN domain in punycode). */
 export const emailInput = z
-  .email('must be an email address')
-  .max(254)
-  .transform((e) => e.toLowerCase());
+  .string()
+  .overwrite(canonicalEmail)
+  .email({ pattern: EMAIL_PATTERN, message: 'must be an email address' })
+  .max(254);
 export const passwordInput = newPasswordInput;
 
 export const userOutput = z
@@ -33,7 +37,7 @@ export const metadataInput = z
 export const createUserInput = z.strictObject({
   email: emailInput,
   password: passwordInput,
-  name: z.string().trim().min(1).max(200).optional(),
+  name: nameInput.optional(),
   email_verified: z.boolean().optional(),
   metadata: metadataInput.optional(),
 });
@@ -41,7 +45,7 @@ export type CreateUserInput = z.infer<typeof createUserInput>;
 
 export const listUsersInput = z
   .object({
-    q: z.string().trim().max(200).optional(),
+    q: searchInput.optional(),
     status: z.enum(USER_STATUSES).optional(),
     ...pageParams,
   })
@@ -61,7 +65,7 @@ export const userPage = pageOf(userOutput);
 export const updateUserInput = z.strictObject({
   id: z.string().max(100),
   email: emailInput.optional(),
-  name: z.string().trim().min(1).max(200).nullable().optional(),
+  name: nameInput.nullable().optional(),
   status: z
     .enum(USER_STATUSES)
     .optional()
