@@ -409,4 +409,60 @@ describe('entitlements and access requests', () => {
     expect(pendingIds.filter((id) => [forRole, forGroup, ofLeaver].includes(id))).toEqual([]);
     expect(pendingIds).toContain(untouched);
   });
+  it('lets the requester cancel their own pending request, once; nobody else (404 without iga:read, else 403)', async () => {
+    const [asker, stranger] = [await person('canceller'), await person('stranger')];
+    const { id } = (await ask(asker, { entitlement_id: roleIds.billing, justification: 'maybe' })).body.data;
+    const cancel = (token: string, body: object = {}) => call(app, 'POST', `/api/v1/iga/requests/${id}/cancel`, { token, body });
+    const refusals = [
+      [await cancel(stranger.token), 404, stranger.id],
+      [await cancel(viewer.token), 403, viewer.id],
+      [await cancel(admin.token), 403, admin.id],
+      [await cancel(ws.apiKey), 403, null],
+      [await cancel(asker.token, { reason: 'one', comment: 'two' }), 400, asker.id],
+    ] as const;
+    const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=access_request.cancel&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    for (const [res, status, actorId] of refusals) {
+      expect(res.status).toBe(status);
+      const row = failures.body.data.find((e: { request_id: string }) => e.request_id === res.headers.get('x-request-id'));
+      expect(row, `${status}`).toMatchObject({ details: { reason: res.body.error.code, status } });
+      if (actorId) expect(row.actor.id).toBe(actorId);
+    }
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey })).body.data.status).toBe('pending');
+
+    const cancelled = await cancel(asker.token, { reason: 'Not needed after all' });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data).toMatchObject({
+      id,
+      status: 'cancelled',
+      decided_by: { type: 'user', id: asker.id },
+      decision_reason: 'Not needed after all',
+      expires_at: null,
+    });
+    expect(cancelled.body.data.decided_at).not.toBeNull();
+    const again = await cancel(asker.token);
+    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect((await decide(id, 'approve', {})).status).toBe(409);
+    expect(await rolesOf(asker.id)).not.toContainEqual(expect.objectContaining({ id: roleIds.billing }));
+
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_request.cancel&target_id=${id}`, { token: ws.apiKey });
+    expect(audit.body.data.map((e: { outcome: string; actor: object }) => [e.outcome, e.actor])).toEqual([
+      ['success', { type: 'user', id: asker.id }],
+    ]);
+    expect((await events('access_request.cancelled')).map((e) => e.payload).find((p) => p.id === id)).toMatchObject({
+      status: 'cancelled',
+      reason: 'Not needed after all',
+      decided_by: { type: 'user', id: asker.id },
+    });
+    const types = await call(app, 'GET', '/api/v1/webhooks/event-types?per_page=100', { token: ws.apiKey });
+    expect(types.body.data.map((t: { type: string }) => t.type)).toContain('access_request.cancelled');
+    const listed = await call(app, 'GET', '/api/v1/iga/requests?status=cancelled', { token: asker.token });
+    expect(listed.body.data.map((r: { id: string }) => r.id)).toEqual([id]);
+    // Asking again is a new request; a decided one cannot be cancelled.
+    const renewed = (await ask(asker, { entitlement_id: roleIds.billing })).body.data.id;
+    await decide(renewed, 'deny', {});
+    const late = await call(app, 'POST', `/api/v1/iga/requests/${renewed}/cancel`, { token: asker.token });
+    expect([late.status, late.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
 });

@@ -269,6 +269,39 @@ export async function approveRequest(
   return toRequestView(request);
 }
 
+/**
+ * The requester withdraws their own pending request. Someone else's request is NOT_FOUND to a caller
+ * who may not read it (as `getRequest` answers), and FORBIDDEN to one who may (an approver denies it
+ * instead); a decided request is CONFLICT. Nobody is emailed: nothing changed for anyone else.
+ */
+export async function cancelRequest(
+  scope: AuditScope,
+  principal: Principal,
+  input: { id: string; reason?: string; comment?: string },
+  now: Date,
+): Promise<AccessRequestView> {
+  const note = decisionNote(input);
+  const request = await findRequest(scope.em, input.id, true);
+  const own = principal.type === 'user' && principal.id === request.requesterId;
+  if (!own && listableRequester(principal)) throw new AppError('NOT_FOUND', 'No such access request');
+  if (!own) throw new AppError('FORBIDDEN', 'Only the requester may cancel an access request; deny it instead');
+  if (request.status !== 'pending') throw new AppError('CONFLICT', `This request was already ${request.status}`);
+  Object.assign(request, {
+    status: 'cancelled',
+    decidedByType: scope.actor.type,
+    decidedById: scope.actor.id,
+    decidedAt: now,
+    decisionReason: note,
+  });
+  recordAudit(scope, {
+    eventType: 'access_request.cancel',
+    target: { type: 'access_request', id: request.id },
+    details: { requester_id: request.requesterId, entitlement_type: request.entitlementType, entitlement_id: request.entitlementId },
+  });
+  emitEvent(scope, 'access_request.cancelled', { ...requestEventData(request), reason: note }, now);
+  return toRequestView(request);
+}
+
 export async function denyRequest(
   scope: AuditScope,
   principal: Principal,
