@@ -26,6 +26,7 @@ import { Migration20261128010000_invitation_role_set_null } from './Migration202
 import { Migration20261129000000_request_justification_optional } from './Migration20261129000000_request_justification_optional.ts';
 import { Migration20261130000000_post_logout_redirect_uris } from './Migration20261130000000_post_logout_redirect_uris.ts';
 import { Migration20261201100000_access_request_cancelled } from './Migration20261201100000_access_request_cancelled.ts';
+import { Migration20261201110000_deny_orphaned_requests } from './Migration20261201110000_deny_orphaned_requests.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -59,4 +60,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129000000_request_justification_optional', class: Migration20261129000000_request_justification_optional },
   { name: 'Migration20261130000000_post_logout_redirect_uris', class: Migration20261130000000_post_logout_redirect_uris },
   { name: 'Migration20261201100000_access_request_cancelled', class: Migration20261201100000_access_request_cancelled },
+  { name: 'Migration20261201110000_deny_orphaned_requests', class: Migration20261201110000_deny_orphaned_requests },
 ];

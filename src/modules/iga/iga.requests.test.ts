@@ -4,6 +4,8 @@ import { signIn } from '../../../test/helpers/auth.ts';
 import { call, graphql } from '../../../test/helpers/http.ts';
 import { MailSink } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { newId } from '../../core/ids.ts';
+import { Migration20261201110000_deny_orphaned_requests } from '../../db/migrations/Migration20261201110000_deny_orphaned_requests.ts';
 
 const PASSWORD = 'governance passphrase';
 
@@ -464,5 +466,52 @@ describe('entitlements and access requests', () => {
     await decide(renewed, 'deny', {});
     const late = await call(app, 'POST', `/api/v1/iga/requests/${renewed}/cancel`, { token: asker.token });
     expect([late.status, late.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
+  it('denies, once, the requests orphaned before deletions denied them (a migration), by the system', async () => {
+    const connection = app.deps.orm.em.getConnection();
+    const asker = await person('old-orphans');
+    const kept = (await ask(asker, { entitlement_id: roleIds.billing })).body.data.id;
+    // Rows as a deletion left them before it denied what it orphaned.
+    const orphan = async (requesterId: string, type: 'role' | 'group', entitlementId: string) => {
+      const id = newId('req');
+      await connection.execute(
+        `insert into access_requests (id, workspace_id, requester_id, requester_email, entitlement_type, entitlement_id, entitlement_name,
+                                      justification, status, created_at)
+         values (?, ?, ?, ?, ?, ?, ?, null, 'pending', now())`,
+        [id, ws.id, requesterId, asker.email, type, entitlementId, 'Gone'],
+      );
+      return id;
+    };
+    const expected: [string, string][] = [
+      [await orphan(newId('usr'), 'role', roleIds.billing as string), "The requester's account was deleted"],
+      [await orphan(asker.id, 'role', newId('rol')), 'The role was deleted'],
+      [await orphan(asker.id, 'group', newId('grp')), 'The group was deleted'],
+    ];
+    const migrate = async () => {
+      const migration = new Migration20261201110000_deny_orphaned_requests(app.deps.orm.em.getDriver(), app.deps.orm.config);
+      await migration.up();
+      for (const query of migration.getQueries()) await connection.execute(query as string);
+    };
+    await migrate();
+    for (const [id, reason] of expected) {
+      const request = await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey });
+      expect(request.body.data, reason).toMatchObject({
+        status: 'denied',
+        decision_reason: reason,
+        decided_by: { type: 'system', id: null },
+      });
+      const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_request.deny&target_id=${id}`, { token: ws.apiKey });
+      expect(audit.body.data).toHaveLength(1);
+      expect(audit.body.data[0]).toMatchObject({ outcome: 'success', actor: { type: 'system', id: null }, details: { orphaned: true } });
+      expect((await call(app, 'GET', `/api/v1/audit/events/${audit.body.data[0].id}`, { token: ws.apiKey })).status).toBe(200);
+      expect((await events('access_request.denied')).filter((e) => e.payload.id === id).map((e) => e.payload)).toEqual([
+        expect.objectContaining({ status: 'denied', reason, decided_by: { type: 'system', id: null } }),
+      ]);
+    }
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${kept}`, { token: ws.apiKey })).body.data.status).toBe('pending');
+    // A second run finds nothing left to deny.
+    const before = (await events('access_request.denied')).length;
+    await migrate();
+    expect((await events('access_request.denied')).length).toBe(before);
   });
 });
