@@ -514,4 +514,26 @@ describe('entitlements and access requests', () => {
     await migrate();
     expect((await events('access_request.denied')).length).toBe(before);
   });
+  it('takes a request to extend a role held until a date; one held for good is 409', async () => {
+    const holder = await person('extender');
+    const soon = new Date(app.clock.now().getTime() + 86_400_000).toISOString();
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: holder.id, role_id: roleIds.billing, expires_at: soon },
+    });
+    const asked = await ask(holder, { entitlement_id: roleIds.billing, justification: 'Another month' });
+    expect(asked.status).toBe(201);
+    const later = new Date(app.clock.now().getTime() + 30 * 86_400_000).toISOString();
+    expect((await decide(asked.body.data.id, 'approve', { expires_at: later })).status).toBe(200);
+    expect(await rolesOf(holder.id)).toContainEqual({ id: roleIds.billing, expires_at: later });
+    // A shorter approval never cuts a grant short; a grant for good needs no request.
+    const again = (await ask(holder, { entitlement_id: roleIds.billing })).body.data.id;
+    expect((await decide(again, 'approve', { expires_at: soon })).status).toBe(200);
+    expect(await rolesOf(holder.id)).toContainEqual({ id: roleIds.billing, expires_at: later });
+    const forGood = (await ask(holder, { entitlement_id: roleIds.billing })).body.data.id;
+    expect((await decide(forGood, 'approve', {})).status).toBe(200);
+    expect(await rolesOf(holder.id)).toContainEqual({ id: roleIds.billing, expires_at: null });
+    const held = await ask(holder, { entitlement_id: roleIds.billing });
+    expect([held.status, held.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
 });

@@ -68,7 +68,10 @@ async function workspaceName(em: EntityManager, workspaceId: string): Promise<st
   return (await em.findOneOrFail(Workspace, { id: workspaceId })).name;
 }
 
-/** A signed-in user asks for a role or a group; admins are emailed and an event is emitted. */
+/**
+ * A signed-in user asks for a role or a group they do not hold, or hold only until a date (to extend
+ * it); admins are emailed and an event is emitted.
+ */
 export async function createRequest(
   scope: AuditScope,
   requesterId: string,
@@ -78,7 +81,9 @@ export async function createRequest(
   const { em } = scope;
   const requester = await findUser(em, requesterId);
   const entitlement = await findEntitlement(em, input.entitlement_id);
-  if (await currentGrant(em, entitlement, requester.id, now)) throw new AppError('CONFLICT', 'You already have this access');
+  // A grant with an end date may be asked for again, to extend it (approval never shortens it).
+  const current = await currentGrant(em, entitlement, requester.id, now);
+  if (current && !current.expiresAt) throw new AppError('CONFLICT', 'You already have this access');
   if ((await em.count(AccessRequest, { requesterId: requester.id, entitlementId: entitlement.id, status: 'pending' })) > 0) {
     throw new AppError('CONFLICT', 'You already have a pending request for this access');
   }
