@@ -50,6 +50,9 @@ describe('role matrix of the management API', () => {
   /** Reads a member may make about their own things (their access requests); the others read everything. */
   const OWN_FOR_MEMBERS = new Set(['GET /api/v1/iga/requests', 'GET /api/v1/iga/requests/{id}']);
 
+  /** Writes on a thing of one's own (cancelling one's access request): every caller is let through to find it; the handler decides. */
+  const OWN_THINGS = new Set(['POST /api/v1/iga/requests/{id}/cancel']);
+
   const FAKE: Record<string, string> = { id: 'zzz_00000000000000000000000000', user_id: 'usr_00000000000000000000000000' };
 
   it('covers the management API', () => {
@@ -60,12 +63,13 @@ describe('role matrix of the management API', () => {
     const url = path.replace(/\{(\w+)\}/g, (_, name: string) => FAKE[name] ?? 'x');
     const reads = method === 'GET';
     const selfService = SELF_SERVICE.has(`${method} ${path}`);
+    const ownThing = OWN_THINGS.has(`${method} ${path}`);
     const expectations: Record<string, 'allowed' | 403 | 401> = {
       owner: 'allowed',
       admin: 'allowed',
       apiKey: selfService ? 403 : 'allowed',
-      viewer: selfService || (reads && !NOT_FOR_VIEWERS.has(`${method} ${path}`)) ? 'allowed' : 403,
-      member: selfService || OWN_FOR_MEMBERS.has(`${method} ${path}`) ? 'allowed' : 403,
+      viewer: selfService || ownThing || (reads && !NOT_FOR_VIEWERS.has(`${method} ${path}`)) ? 'allowed' : 403,
+      member: selfService || ownThing || OWN_FOR_MEMBERS.has(`${method} ${path}`) ? 'allowed' : 403,
       none: 401,
     };
     for (const [who, expected] of Object.entries(expectations)) {

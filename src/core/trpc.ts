@@ -219,10 +219,14 @@ export const userProcedure = limitedUserProcedure();
 
 /**
  * Any caller of the workspace, an API key or a signed-in user whatever their roles: reads whose answer
- * narrows to what the caller may see (a member lists their own access requests). The handler decides
- * from `ctx.principal.grants`.
+ * narrows to what the caller may see (a member lists their own access requests), and writes only the
+ * owner of a thing makes (a requester cancels their request). The handler decides from
+ * `ctx.principal.grants`. A call that names its `audit` type records its refusals, as management calls do.
  */
-export const authenticatedProcedure = base.use(authenticated).use(lastSteps);
+export const authenticatedProcedure = base
+  .use(authenticated)
+  .use(async ({ ctx, meta, next, getRawInput }) => auditOutcome(ctx, ctx, auditedCall(meta, getRawInput), await next()))
+  .use(lastSteps);
 
 /**
  * Management calls: an API key, or a user whose roles grant `permission`. One layer resolves the

@@ -27,6 +27,8 @@ import { Migration20261129000000_request_justification_optional } from './Migrat
 import { Migration20261130000000_post_logout_redirect_uris } from './Migration20261130000000_post_logout_redirect_uris.ts';
 import { Migration20261201000000_canonical_emails } from './Migration20261201000000_canonical_emails.ts';
 import { Migration20261201010000_nfc_user_names } from './Migration20261201010000_nfc_user_names.ts';
+import { Migration20261201100000_access_request_cancelled } from './Migration20261201100000_access_request_cancelled.ts';
+import { Migration20261201110000_deny_orphaned_requests } from './Migration20261201110000_deny_orphaned_requests.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -61,4 +63,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261130000000_post_logout_redirect_uris', class: Migration20261130000000_post_logout_redirect_uris },
   { name: 'Migration20261201000000_canonical_emails', class: Migration20261201000000_canonical_emails },
   { name: 'Migration20261201010000_nfc_user_names', class: Migration20261201010000_nfc_user_names },
+  { name: 'Migration20261201100000_access_request_cancelled', class: Migration20261201100000_access_request_cancelled },
+  { name: 'Migration20261201110000_deny_orphaned_requests', class: Migration20261201110000_deny_orphaned_requests },
 ];

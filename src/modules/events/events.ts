@@ -24,6 +24,7 @@ export const EVENT_TYPES = {
   'access_request.created': 'A user asked for an entitlement',
   'access_request.approved': 'An access request was approved and the access granted',
   'access_request.denied': 'An access request was denied',
+  'access_request.cancelled': 'A requester withdrew their pending access request',
   'access_review.started': 'An access review was started',
   'access_review.completed': 'Every item of an access review was decided',
   'organization.created': 'An organization was created',

@@ -9,10 +9,13 @@ import { tenantFilters } from '../../db/tenant.ts';
 export const ENTITLEMENT_TYPES = ['role', 'group'] as const;
 export type EntitlementType = (typeof ENTITLEMENT_TYPES)[number];
 
-export const REQUEST_STATUSES = ['pending', 'approved', 'denied'] as const;
+export const REQUEST_STATUSES = ['pending', 'approved', 'denied', 'cancelled'] as const;
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
 
-/** A signed-in user asks for an entitlement; an admin approves (the grant happens) or denies it, once. */
+/**
+ * A signed-in user asks for an entitlement; an admin approves (the grant happens) or denies it, once,
+ * unless the requester cancels it first.
+ */
 export class AccessRequest {
   id!: string;
   workspaceId!: string;

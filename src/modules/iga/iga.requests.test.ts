@@ -4,6 +4,8 @@ import { signIn } from '../../../test/helpers/auth.ts';
 import { call, graphql } from '../../../test/helpers/http.ts';
 import { MailSink } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { newId } from '../../core/ids.ts';
+import { Migration20261201110000_deny_orphaned_requests } from '../../db/migrations/Migration20261201110000_deny_orphaned_requests.ts';
 
 const PASSWORD = 'governance passphrase';
 
@@ -408,5 +410,130 @@ describe('entitlements and access requests', () => {
     const pendingIds: string[] = pending.body.data.map((r: { id: string }) => r.id);
     expect(pendingIds.filter((id) => [forRole, forGroup, ofLeaver].includes(id))).toEqual([]);
     expect(pendingIds).toContain(untouched);
+  });
+  it('lets the requester cancel their own pending request, once; nobody else (404 without iga:read, else 403)', async () => {
+    const [asker, stranger] = [await person('canceller'), await person('stranger')];
+    const { id } = (await ask(asker, { entitlement_id: roleIds.billing, justification: 'maybe' })).body.data;
+    const cancel = (token: string, body: object = {}) => call(app, 'POST', `/api/v1/iga/requests/${id}/cancel`, { token, body });
+    const refusals = [
+      [await cancel(stranger.token), 404, stranger.id],
+      [await cancel(viewer.token), 403, viewer.id],
+      [await cancel(admin.token), 403, admin.id],
+      [await cancel(ws.apiKey), 403, null],
+      [await cancel(asker.token, { reason: 'one', comment: 'two' }), 400, asker.id],
+    ] as const;
+    const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=access_request.cancel&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    for (const [res, status, actorId] of refusals) {
+      expect(res.status).toBe(status);
+      const row = failures.body.data.find((e: { request_id: string }) => e.request_id === res.headers.get('x-request-id'));
+      expect(row, `${status}`).toMatchObject({ details: { reason: res.body.error.code, status } });
+      if (actorId) expect(row.actor.id).toBe(actorId);
+    }
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey })).body.data.status).toBe('pending');
+
+    const cancelled = await cancel(asker.token, { reason: 'Not needed after all' });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data).toMatchObject({
+      id,
+      status: 'cancelled',
+      decided_by: { type: 'user', id: asker.id },
+      decision_reason: 'Not needed after all',
+      expires_at: null,
+    });
+    expect(cancelled.body.data.decided_at).not.toBeNull();
+    const again = await cancel(asker.token);
+    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect((await decide(id, 'approve', {})).status).toBe(409);
+    expect(await rolesOf(asker.id)).not.toContainEqual(expect.objectContaining({ id: roleIds.billing }));
+
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_request.cancel&target_id=${id}`, { token: ws.apiKey });
+    expect(audit.body.data.map((e: { outcome: string; actor: object }) => [e.outcome, e.actor])).toEqual([
+      ['success', { type: 'user', id: asker.id }],
+    ]);
+    expect((await events('access_request.cancelled')).map((e) => e.payload).find((p) => p.id === id)).toMatchObject({
+      status: 'cancelled',
+      reason: 'Not needed after all',
+      decided_by: { type: 'user', id: asker.id },
+    });
+    const types = await call(app, 'GET', '/api/v1/webhooks/event-types?per_page=100', { token: ws.apiKey });
+    expect(types.body.data.map((t: { type: string }) => t.type)).toContain('access_request.cancelled');
+    const listed = await call(app, 'GET', '/api/v1/iga/requests?status=cancelled', { token: asker.token });
+    expect(listed.body.data.map((r: { id: string }) => r.id)).toEqual([id]);
+    // Asking again is a new request; a decided one cannot be cancelled.
+    const renewed = (await ask(asker, { entitlement_id: roleIds.billing })).body.data.id;
+    await decide(renewed, 'deny', {});
+    const late = await call(app, 'POST', `/api/v1/iga/requests/${renewed}/cancel`, { token: asker.token });
+    expect([late.status, late.body.error.code]).toEqual([409, 'CONFLICT']);
+  });
+  it('denies, once, the requests orphaned before deletions denied them (a migration), by the system', async () => {
+    const connection = app.deps.orm.em.getConnection();
+    const asker = await person('old-orphans');
+    const kept = (await ask(asker, { entitlement_id: roleIds.billing })).body.data.id;
+    // Rows as a deletion left them before it denied what it orphaned.
+    const orphan = async (requesterId: string, type: 'role' | 'group', entitlementId: string) => {
+      const id = newId('req');
+      await connection.execute(
+        `insert into access_requests (id, workspace_id, requester_id, requester_email, entitlement_type, entitlement_id, entitlement_name,
+                                      justification, status, created_at)
+         values (?, ?, ?, ?, ?, ?, ?, null, 'pending', now())`,
+        [id, ws.id, requesterId, asker.email, type, entitlementId, 'Gone'],
+      );
+      return id;
+    };
+    const expected: [string, string][] = [
+      [await orphan(newId('usr'), 'role', roleIds.billing as string), "The requester's account was deleted"],
+      [await orphan(asker.id, 'role', newId('rol')), 'The role was deleted'],
+      [await orphan(asker.id, 'group', newId('grp')), 'The group was deleted'],
+    ];
+    const migrate = async () => {
+      const migration = new Migration20261201110000_deny_orphaned_requests(app.deps.orm.em.getDriver(), app.deps.orm.config);
+      await migration.up();
+      for (const query of migration.getQueries()) await connection.execute(query as string);
+    };
+    await migrate();
+    for (const [id, reason] of expected) {
+      const request = await call(app, 'GET', `/api/v1/iga/requests/${id}`, { token: ws.apiKey });
+      expect(request.body.data, reason).toMatchObject({
+        status: 'denied',
+        decision_reason: reason,
+        decided_by: { type: 'system', id: null },
+      });
+      const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_request.deny&target_id=${id}`, { token: ws.apiKey });
+      expect(audit.body.data).toHaveLength(1);
+      expect(audit.body.data[0]).toMatchObject({ outcome: 'success', actor: { type: 'system', id: null }, details: { orphaned: true } });
+      expect((await call(app, 'GET', `/api/v1/audit/events/${audit.body.data[0].id}`, { token: ws.apiKey })).status).toBe(200);
+      expect((await events('access_request.denied')).filter((e) => e.payload.id === id).map((e) => e.payload)).toEqual([
+        expect.objectContaining({ status: 'denied', reason, decided_by: { type: 'system', id: null } }),
+      ]);
+    }
+    expect((await call(app, 'GET', `/api/v1/iga/requests/${kept}`, { token: ws.apiKey })).body.data.status).toBe('pending');
+    // A second run finds nothing left to deny.
+    const before = (await events('access_request.denied')).length;
+    await migrate();
+    expect((await events('access_request.denied')).length).toBe(before);
+  });
+  it('takes a request to extend a role held until a date; one held for good is 409', async () => {
+    const holder = await person('extender');
+    const soon = new Date(app.clock.now().getTime() + 86_400_000).toISOString();
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: holder.id, role_id: roleIds.billing, expires_at: soon },
+    });
+    const asked = await ask(holder, { entitlement_id: roleIds.billing, justification: 'Another month' });
+    expect(asked.status).toBe(201);
+    const later = new Date(app.clock.now().getTime() + 30 * 86_400_000).toISOString();
+    expect((await decide(asked.body.data.id, 'approve', { expires_at: later })).status).toBe(200);
+    expect(await rolesOf(holder.id)).toContainEqual({ id: roleIds.billing, expires_at: later });
+    // A shorter approval never cuts a grant short; a grant for good needs no request.
+    const again = (await ask(holder, { entitlement_id: roleIds.billing })).body.data.id;
+    expect((await decide(again, 'approve', { expires_at: soon })).status).toBe(200);
+    expect(await rolesOf(holder.id)).toContainEqual({ id: roleIds.billing, expires_at: later });
+    const forGood = (await ask(holder, { entitlement_id: roleIds.billing })).body.data.id;
+    expect((await decide(forGood, 'approve', {})).status).toBe(200);
+    expect(await rolesOf(holder.id)).toContainEqual({ id: roleIds.billing, expires_at: null });
+    const held = await ask(holder, { entitlement_id: roleIds.billing });
+    expect([held.status, held.body.error.code]).toEqual([409, 'CONFLICT']);
   });
 });

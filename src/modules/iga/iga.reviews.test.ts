@@ -252,6 +252,45 @@ describe('access reviews', () => {
     expect((await decide(review.id, byUser[interim.id].id, 'keep', ownerToken)).body.data.review.status).toBe('completed');
   });
 
+  it('lets a reviewer revoke only what they could grant: iga:write alone takes no admin or owner away', async () => {
+    roleIds.governor = (
+      await call(app, 'POST', '/api/v1/roles', {
+        token: ws.apiKey,
+        body: { name: 'Governor', key: 'governor', permissions: ['iga:read', 'iga:write'] },
+      })
+    ).body.data.id;
+    const governor = await person('governor', 'governor');
+    const other = await person('other-admin', 'admin');
+    const second = await person('second-owner');
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ownerToken, body: { user_id: second.id, role_id: roleIds.owner } });
+    const peer = await person('peer', 'governor');
+    const review = (await start({ name: 'Everyone, by a governor' }, governor.token)).body.data;
+    const all = (await items(review.id)).body.data as { id: string; user: { id: string }; entitlement: { id: string } }[];
+    const itemOf = (userId: string, roleId: string | undefined) => {
+      const item = all.find((i) => i.user.id === userId && i.entitlement.id === roleId);
+      if (!item) throw new Error(`no item for ${userId} and ${roleId}`);
+      return item;
+    };
+    for (const item of [itemOf(other.id, roleIds.admin), itemOf(second.id, roleIds.owner)]) {
+      const res = await decide(review.id, item.id, 'revoke', governor.token);
+      expect([res.status, res.body.error.code]).toEqual([403, 'FORBIDDEN']);
+      const row = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_review.decide&outcome=failure`, { token: ws.apiKey });
+      expect(row.body.data[0]).toMatchObject({ actor: { id: governor.id }, details: { reason: 'FORBIDDEN', status: 403 } });
+    }
+    const held = async (userId: string) =>
+      (await call(app, 'GET', `/api/v1/users/${userId}/roles`, { token: ws.apiKey })).body.data.map((r: { key: string }) => r.key);
+    expect(await held(other.id)).toContain('admin');
+    expect(await held(second.id)).toContain('owner');
+    expect((await items(review.id, '&decision=pending')).body.data.map((i: { id: string }) => i.id)).toEqual(
+      expect.arrayContaining([itemOf(other.id, roleIds.admin).id, itemOf(second.id, roleIds.owner).id]),
+    );
+    // What the governor holds every permission of, it may revoke; an admin revokes the admin.
+    expect((await decide(review.id, itemOf(peer.id, roleIds.governor).id, 'revoke', governor.token)).status).toBe(200);
+    expect(await held(peer.id)).not.toContain('governor');
+    expect((await decide(review.id, itemOf(other.id, roleIds.admin).id, 'revoke')).status).toBe(200);
+    expect(await held(other.id)).not.toContain('admin');
+  });
+
   it('refuses reviewing your own access (403), audited; someone else decides it', async () => {
     // A reviewer (an admin: iga:write) whose own Support grant is under review.
     const lead = await person('lead', 'support', 'admin');

@@ -7,6 +7,7 @@ import {
   accessReviewOutput,
   accessReviewPage,
   approveInput,
+  cancelInput,
   createRequestInput,
   decidedOutput,
   decideInput,
@@ -21,7 +22,15 @@ import {
   reviewItemPage,
   startReviewInput,
 } from './iga.schema.ts';
-import { approveRequest, createRequest, denyRequest, getRequest, listableRequester, listRequests } from './requests.service.ts';
+import {
+  approveRequest,
+  cancelRequest,
+  createRequest,
+  denyRequest,
+  getRequest,
+  listableRequester,
+  listRequests,
+} from './requests.service.ts';
 import { decideItem, getReview, listItems, listReviews, startReview } from './reviews.service.ts';
 
 const tags = ['iga'];
@@ -91,6 +100,23 @@ export const igaRouter = router({
       .input(requestIdInput)
       .output(accessRequestOutput)
       .query(({ ctx, input }) => getRequest(ctx.em, input.id, listableRequester(ctx.principal))),
+
+    // The requester withdraws their own pending request; the handler tells theirs from another's.
+    cancel: authenticatedProcedure
+      .meta({
+        openapi: {
+          method: 'POST',
+          path: '/api/v1/iga/requests/{id}/cancel',
+          tags,
+          summary: 'Cancel your own pending access request (the requester only; an approver denies instead)',
+          protect: true,
+        },
+        audit: 'access_request.cancel',
+        conflict: 'The request is decided or cancelled already',
+      })
+      .input(cancelInput)
+      .output(accessRequestOutput)
+      .mutation(({ ctx, input }) => cancelRequest(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
 
     approve: managementProcedure('iga:write')
       .meta({

@@ -40,7 +40,10 @@ export const accessRequestOutput = z
     created_at: z.string(),
     decided_at: z.string().nullable(),
     decided_by: actor.nullable(),
-    decision_reason: z.string().nullable().describe('The reason of a denial, or the comment of an approval'),
+    decision_reason: z
+      .string()
+      .nullable()
+      .describe("The reason of a denial, the comment of an approval, or the requester's note on a cancellation"),
     expires_at: z.string().nullable().describe('Until when an approved grant lasts; null: no end'),
   })
   .meta({ id: 'AccessRequest' });
@@ -72,6 +75,7 @@ export const approveInput = z.strictObject({
   ...note,
 });
 export const denyInput = z.strictObject({ id, ...note });
+export const cancelInput = z.strictObject({ id, ...note });
 
 export const reviewProgress = z.object({
   total: z.number().int(),

@@ -68,7 +68,10 @@ async function workspaceName(em: EntityManager, workspaceId: string): Promise<st
   return (await em.findOneOrFail(Workspace, { id: workspaceId })).name;
 }
 
-/** A signed-in user asks for a role or a group; admins are emailed and an event is emitted. */
+/**
+ * A signed-in user asks for a role or a group they do not hold, or hold only until a date (to extend
+ * it); admins are emailed and an event is emitted.
+ */
 export async function createRequest(
   scope: AuditScope,
   requesterId: string,
@@ -78,7 +81,9 @@ export async function createRequest(
   const { em } = scope;
   const requester = await findUser(em, requesterId);
   const entitlement = await findEntitlement(em, input.entitlement_id);
-  if (await currentGrant(em, entitlement, requester.id, now)) throw new AppError('CONFLICT', 'You already have this access');
+  // A grant with an end date may be asked for again, to extend it (approval never shortens it).
+  const current = await currentGrant(em, entitlement, requester.id, now);
+  if (current && !current.expiresAt) throw new AppError('CONFLICT', 'You already have this access');
   if ((await em.count(AccessRequest, { requesterId: requester.id, entitlementId: entitlement.id, status: 'pending' })) > 0) {
     throw new AppError('CONFLICT', 'You already have a pending request for this access');
   }
@@ -266,6 +271,39 @@ export async function approveRequest(
     expiresAt ? `The access lasts until ${expiresAt.toISOString()}.` : 'The access has no end date.',
     now,
   );
+  return toRequestView(request);
+}
+
+/**
+ * The requester withdraws their own pending request. Someone else's request is NOT_FOUND to a caller
+ * who may not read it (as `getRequest` answers), and FORBIDDEN to one who may (an approver denies it
+ * instead); a decided request is CONFLICT. Nobody is emailed: nothing changed for anyone else.
+ */
+export async function cancelRequest(
+  scope: AuditScope,
+  principal: Principal,
+  input: { id: string; reason?: string; comment?: string },
+  now: Date,
+): Promise<AccessRequestView> {
+  const note = decisionNote(input);
+  const request = await findRequest(scope.em, input.id, true);
+  const own = principal.type === 'user' && principal.id === request.requesterId;
+  if (!own && listableRequester(principal)) throw new AppError('NOT_FOUND', 'No such access request');
+  if (!own) throw new AppError('FORBIDDEN', 'Only the requester may cancel an access request; deny it instead');
+  if (request.status !== 'pending') throw new AppError('CONFLICT', `This request was already ${request.status}`);
+  Object.assign(request, {
+    status: 'cancelled',
+    decidedByType: scope.actor.type,
+    decidedById: scope.actor.id,
+    decidedAt: now,
+    decisionReason: note,
+  });
+  recordAudit(scope, {
+    eventType: 'access_request.cancel',
+    target: { type: 'access_request', id: request.id },
+    details: { requester_id: request.requesterId, entitlement_type: request.entitlementType, entitlement_id: request.entitlementId },
+  });
+  emitEvent(scope, 'access_request.cancelled', { ...requestEventData(request), reason: note }, now);
   return toRequestView(request);
 }
 

@@ -22,18 +22,22 @@ export function permissionsBeyond(held: readonly Grant[], permissions: readonly 
 }
 
 /**
- * Refuses (403) handing out `role` to someone: the owner role only by an owner, any other only by a
- * caller who holds every permission it grants (a custom role with `roles:write` alone cannot give
- * anyone `admin`, itself included).
+ * Refuses (403) handing out `role` to someone, or taking it away: the owner role only by an owner, any
+ * other only by a caller who holds every permission it grants (a custom role with `roles:write` alone
+ * cannot give anyone `admin`, itself included, nor take `admin` from an admin; one with `iga:write`
+ * cannot either, by approving a request or revoking a review item).
  */
-export function assertMayGrant(principal: Principal, role: Role): void {
+export function assertMayGrant(principal: Principal, role: Role, verb: 'grant' | 'revoke' = 'grant'): void {
   if (role.builtin && role.key === 'owner') {
-    if (!isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may grant the owner role');
+    if (!isOwner(principal)) throw new AppError('FORBIDDEN', `Only an owner may ${verb} the owner role`);
     return;
   }
   const missing = permissionsBeyond(principal.grants, role.permissions);
   if (missing.length > 0) {
-    throw new AppError('FORBIDDEN', `You cannot grant the role ${role.key}: it holds permissions you do not have (${missing.join(', ')})`);
+    throw new AppError(
+      'FORBIDDEN',
+      `You cannot ${verb} the role ${role.key}: it holds permissions you do not have (${missing.join(', ')})`,
+    );
   }
 }
 

@@ -8,7 +8,7 @@ import { revokeInvitationsOfRole } from '../invitations/invitations.service.ts';
 import { organizationsGrantingRole } from '../organizations/organizations.service.ts';
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
-import { assertMayGrant, isOwner, lockOwnerRole, permanentOwners } from './owners.ts';
+import { assertMayGrant, lockOwnerRole, permanentOwners } from './owners.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
@@ -209,11 +209,11 @@ export async function revokeRole(scope: AuditScope, principal: Principal, input:
   if (ownerRole) await lockOwnerRole(scope.em, role);
   const assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
   // The last owner answers 409 whoever asks (the CONTRACT's rule), as deletion and deactivation do
-  // (guardOwner); only then is a caller who is not an owner refused.
+  // (guardOwner); only then is a caller refused who could not grant the role (an owner for owner).
   if (ownerRole && assignment && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
     throw new AppError('CONFLICT', 'The last owner cannot be removed; make someone else an owner first');
   }
-  if (ownerRole && !isOwner(principal)) throw new AppError('FORBIDDEN', 'Only an owner may revoke the owner role');
+  assertMayGrant(principal, role, 'revoke');
   if (!assignment) throw new AppError('NOT_FOUND', 'This user does not hold this role');
   scope.em.remove(assignment);
   recordAudit(scope, { eventType: 'role.revoke', target: { type: 'user', id: user.id }, details: { role_id: role.id, role: role.key } });

@@ -391,6 +391,16 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
       (await call(app, 'POST', '/api/v1/roles/assign', { token: admin.token, body: { user_id: target.id, role_id: roleOf('admin') } }))
         .status,
     ).toBe(200);
+    // Nor does anyone take away more than they hold: the manager cannot demote an admin.
+    const revoke = (user_id: string, role_id: string) =>
+      call(app, 'POST', '/api/v1/roles/revoke', { token: manager.token, body: { user_id, role_id } });
+    for (const userId of [admin.id, target.id]) {
+      const refused = await revoke(userId, roleOf('admin'));
+      expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    }
+    const roles = await call(app, 'GET', `/api/v1/users/${admin.id}/roles`, { token: fresh.apiKey });
+    expect(roles.body.data.map((r: { key: string }) => r.key)).toContain('admin');
+    expect((await revoke(target.id, readsUsers)).status).toBe(200);
   });
 
   it('keeps roles and users of another workspace out of reach (404)', async () => {
