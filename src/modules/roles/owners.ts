@@ -25,9 +25,10 @@ export function permissionsBeyond(held: readonly Grant[], permissions: readonly 
  * Refuses (403) handing out `role` to someone, or taking it away: the owner role only by an owner, any
  * other only by a caller who holds every permission it grants (a custom role with `roles:write` alone
  * cannot give anyone `admin`, itself included, nor take `admin` from an admin; one with `iga:write`
- * cannot either, by approving a request or revoking a review item).
+ * cannot either, by approving a request or revoking a review item). Deleting a role takes it from
+ * everyone who holds it, so it is judged as a revocation.
  */
-export function assertMayGrant(principal: Principal, role: Role, verb: 'grant' | 'revoke' = 'grant'): void {
+export function assertMayGrant(principal: Principal, role: Role, verb: 'grant' | 'revoke' | 'delete' = 'grant'): void {
   if (role.builtin && role.key === 'owner') {
     if (!isOwner(principal)) throw new AppError('FORBIDDEN', `Only an owner may ${verb} the owner role`);
     return;

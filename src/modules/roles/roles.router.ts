@@ -51,7 +51,7 @@ export const rolesRouter = router({
     })
     .input(roleIdInput)
     .output(deletedOutput)
-    .mutation(({ ctx, input }) => deleteRole(auditScope(ctx), input.id, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) => deleteRole(auditScope(ctx), ctx.principal, input.id, ctx.deps.clock.now())),
 
   assign: managementProcedure('roles:write')
     .meta({

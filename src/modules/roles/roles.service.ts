@@ -89,13 +89,15 @@ export async function createRole(scope: AuditScope, input: CreateRoleInput, now:
 }
 
 /**
- * Deletes a custom role: its assignments go (each user who held it is told `role.revoked`, as when it
+ * Deletes a custom role, for a caller who could take it from its holders one by one (`assertMayGrant`):
+ * its assignments go (each user who held it is told `role.revoked`, as when it
  * is taken from them one at a time), its pending invitations are revoked (audited one by one), and the
  * other invitations that carried it keep their row without it.
  */
-export async function deleteRole(scope: AuditScope, id: string, now: Date) {
+export async function deleteRole(scope: AuditScope, principal: Principal, id: string, now: Date) {
   const role = await findRole(scope.em, id);
   if (role.builtin) throw new AppError('CONFLICT', 'Built-in roles cannot be deleted');
+  assertMayGrant(principal, role, 'delete');
   const granting = await organizationsGrantingRole(scope.em, scope.workspaceId, role.key);
   if (granting.length > 0) {
     throw new AppError('CONFLICT', 'Organizations give this role to their new SSO users; choose another default role there first', {

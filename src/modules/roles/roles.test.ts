@@ -401,6 +401,16 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     const roles = await call(app, 'GET', `/api/v1/users/${admin.id}/roles`, { token: fresh.apiKey });
     expect(roles.body.data.map((r: { key: string }) => r.key)).toContain('admin');
     expect((await revoke(target.id, readsUsers)).status).toBe(200);
+    // Deleting a role takes it from all who hold it: a role granting more than the manager holds stays.
+    const auditor = await createRole('Auditor', ['audit:read', 'users:read']);
+    expect(
+      (await call(app, 'POST', '/api/v1/roles/assign', { token: fresh.apiKey, body: { user_id: target.id, role_id: auditor } })).status,
+    ).toBe(200);
+    const refused = await call(app, 'DELETE', `/api/v1/roles/${auditor}`, { token: manager.token });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const held = await call(app, 'GET', `/api/v1/users/${target.id}/roles`, { token: fresh.apiKey });
+    expect(held.body.data.map((r: { id: string }) => r.id)).toContain(auditor);
+    expect((await call(app, 'DELETE', `/api/v1/roles/${readsUsers}`, { token: manager.token })).status).toBe(200);
   });
 
   it('keeps roles and users of another workspace out of reach (404)', async () => {
