@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { importJWK, SignJWT, UnsecuredJWT } from 'jose';
+import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signAccessToken } from '../src/modules/auth/access-token.ts';
+import type { IdTokenKey } from '../src/modules/auth/signing-keys.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { signIn, type SignedIn } from './helpers/auth.ts';
 import { call } from './helpers/http.ts';
@@ -103,12 +104,12 @@ describe('JWT attacks on the access token', () => {
   });
 
   it('refuses an id_token (RS256, typ JWT) and a token signed with the id_token key, even with every access claim', async () => {
-    const [idKey] = await app.deps.keys.idTokenKeys();
+    const [idKey] = app.deps.keys.idTokenSigners();
     expect(idKey).toBeDefined();
-    const rsa = await importJWK(idKey as Parameters<typeof importJWK>[0], 'RS256');
+    const rsa = (idKey as IdTokenKey).privateKey;
     for (const typ of ['JWT', 'at+jwt']) {
       const token = await new SignJWT({ ...baseClaims(), aud: 'app_client', nonce: 'n' })
-        .setProtectedHeader({ alg: 'RS256', kid: (idKey as { kid: string }).kid, typ })
+        .setProtectedHeader({ alg: 'RS256', kid: (idKey as IdTokenKey).kid, typ })
         .setIssuer(app.deps.config.BASE_URL)
         .setSubject(claims.sub)
         .setIssuedAt(now())

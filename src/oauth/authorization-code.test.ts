@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { TOTP, URI } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -179,6 +179,34 @@ describe('authorization code + PKCE with openid-client', () => {
     await expect(oidc.fetchUserInfo(config, tokens.access_token, userId)).rejects.toMatchObject({ status: 401 });
     expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
   }
+
+  it('signs id_tokens with an id_token key rotated while it runs, once it has been published 5 minutes; no restart', async () => {
+    const user = await newUser();
+    const before = await oauthTokens(user);
+    const oldKid = decodeProtectedHeader(before.tokens.id_token as string).kid;
+    const newKid = await app.deps.keys.rotate('RS256');
+    expect(newKid).not.toBe(oldKid);
+    const published = (await call(app, 'GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+    expect(published).toEqual(expect.arrayContaining([oldKid, newKid]));
+
+    // Relying parties may hold a JWKS from before the rotation: the retired key signs a while longer.
+    const soon = await oauthTokens(user);
+    expect(decodeProtectedHeader(soon.tokens.id_token as string).kid).not.toBe(newKid);
+
+    app.clock.advance(5 * 60 * 1000);
+    // openid-client checks every id_token's signature against the JWKS (enableNonRepudiationChecks).
+    const after = await oauthTokens(user);
+    expect(decodeProtectedHeader(after.tokens.id_token as string).kid).toBe(newKid);
+    const refreshed = await oidc.refreshTokenGrant(after.config, before.tokens.refresh_token as string);
+    expect(decodeProtectedHeader(refreshed.id_token as string).kid).toBe(newKid);
+
+    // An id_token from the retired key is still a valid id_token_hint.
+    const signOut = await before.browser.go(
+      oidc.buildEndSessionUrl(before.config, { id_token_hint: before.tokens.id_token as string }).href,
+    );
+    expect(signOut.status, signOut.body).toBe(200);
+    expect(signOut.body).toContain('op.logoutForm');
+  });
 
   it('the id_token carries the claims of the scopes granted, as userinfo does (Auth0, Logto); a narrowed refresh drops the rest', async () => {
     const user = await newUser();

@@ -15,6 +15,7 @@ import { constantTimeEqual, sha256 } from '../core/secrets.ts';
 import type { SigningKeys } from '../modules/auth/signing-keys.ts';
 import { ID_TOKEN_ALG } from '../modules/auth/signing-keys.ts';
 import { accountFinder, CLAIMS } from './account.ts';
+import { idTokenKeySlots } from './id-token-keys.ts';
 import { PostgresAdapter } from './adapter.ts';
 import { WORKSPACE_METADATA, workspaceOf } from './clients.ts';
 import { logoutPage, messagePage } from './pages.ts';
@@ -160,7 +161,8 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
   const configuration: Configuration = {
     adapter: (name: string) => new PostgresAdapter(orm, name),
     findAccount,
-    jwks: { keys: await deps.keys.idTokenKeys() },
+    // Read from the reloaded key set on every use, so a rotation needs no restart (oauth/id-token-keys.ts).
+    jwks: { keys: idTokenKeySlots(deps.keys) },
     claims: CLAIMS,
     // The claims a scope releases go into the id_token too, not only to userinfo, as Auth0 and Logto
     // do: relying parties read `email` and `name` from the id_token (OpenID Connect Core 5.4 lets an
@@ -238,6 +240,7 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
       pushedAuthorizationRequests: { enabled: false },
       resourceIndicators: { enabled: false },
       dPoP: { enabled: false },
+      externalSigningSupport: { enabled: true, ack: 'experimental-01' },
     },
   };
 

@@ -37,7 +37,7 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
     expect(later.body.keys.map((k: { kid: string }) => k.kid)).toContain(newKid);
   });
 
-  it('rotates the id_token (RS256) key on its own; the retired one stays published a day for servers to restart', async () => {
+  it('rotates the id_token (RS256) key on its own; the new one signs after 5 minutes, the retired one stays published a day', async () => {
     const kids = async (alg: string) =>
       (await call(app, 'GET', '/.well-known/jwks.json')).body.keys
         .filter((k: { alg: string }) => k.alg === alg)
@@ -47,9 +47,13 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
     const newIdKid = await app.deps.keys.rotate('RS256');
     expect(await kids('RS256')).toEqual(expect.arrayContaining([oldIdKid, newIdKid]));
     expect(decodeProtectedHeader((await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken).kid).toBe(accessKid);
-    const [first] = await app.deps.keys.idTokenKeys();
-    expect(first).toMatchObject({ kid: newIdKid, alg: 'RS256', kty: 'RSA' });
-    expect(first).toHaveProperty('d');
+    const signers = app.deps.keys.idTokenSigners().map((k) => k.kid);
+    expect(signers).toContain(newIdKid);
+    expect(signers[0]).not.toBe(newIdKid);
+    app.clock.advance(5 * 60 * 1000);
+    const [first] = app.deps.keys.idTokenSigners();
+    expect(first?.kid).toBe(newIdKid);
+    expect(first?.privateKey.asymmetricKeyType).toBe('rsa');
 
     app.clock.advance(2 * 60 * 60 * 1000);
     expect(await kids('RS256')).toContain(oldIdKid);

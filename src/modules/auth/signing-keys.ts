@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { importJWK, type JWK } from 'jose';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.ts';
@@ -14,15 +14,21 @@ export const ID_TOKEN_ALG = 'RS256';
 export type SigningAlg = typeof ACCESS_TOKEN_ALG | typeof ID_TOKEN_ALG;
 const ALGS: readonly SigningAlg[] = [ACCESS_TOKEN_ALG, ID_TOKEN_ALG];
 
-/** How often each instance reloads the key it signs with, so another instance's rotation reaches it. */
+/** How often each instance reloads the keys it signs with, so another instance's rotation reaches it. */
 const ACTIVE_REFRESH_MS = 60_000;
 /** A retired key stays published this long past the access-token lifetime (covers the refresh above). */
 const PUBLISH_MARGIN_MS = 5 * 60_000;
 /**
- * A running authorization server keeps signing with the id_token key it started with until it is
- * restarted, so a retired id_token key stays published a day longer: restart within that day.
+ * A retired id_token key stays published a day longer: relying parties keep id_tokens to send back as
+ * `id_token_hint` (sign-out, silent sign-in) long after they expire, and the hint is checked with it.
  */
-const ID_TOKEN_RESTART_WINDOW_MS = 24 * 60 * 60_000;
+const ID_TOKEN_HINT_WINDOW_MS = 24 * 60 * 60_000;
+/**
+ * A new id_token key is published this long before anything is signed with it. Relying parties cache
+ * the JWKS (ours says max-age=60, and openid-client looks again for an unknown `kid` only once its
+ * copy is a minute old), so a token signed with a key minutes old would be refused by them meanwhile.
+ */
+const ID_TOKEN_PREPUBLISH_MS = 5 * 60_000;
 
 /**
  * Keys are held as WebCrypto CryptoKeys, which jose uses directly; handing it a node KeyObject
@@ -34,8 +40,13 @@ interface ActiveKey {
 }
 
 export type PublicJwk = Record<string, unknown> & { kid: string; alg: string; use: 'sig' };
-/** A private JWK, for a signer that needs the key itself (oidc-provider's keystore). */
-export type PrivateJwk = JWK & { kid: string; alg: string; use: 'sig' };
+/** A published id_token key, as the authorization server signs and checks with it. */
+export interface IdTokenKey {
+  kid: string;
+  createdAt: Date;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
 
 /**
  * The token-signing keys, kept in the database (private halves sealed under the master key) so every
@@ -45,6 +56,7 @@ export type PrivateJwk = JWK & { kid: string; alg: string; use: 'sig' };
  */
 export class SigningKeys {
   private active: ActiveKey | null = null;
+  private idTokenKeys: readonly IdTokenKey[] = [];
   private reloading: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly publicKeys = new Map<string, CryptoKey>();
@@ -110,14 +122,15 @@ export class SigningKeys {
   }
 
   /**
-   * The published id_token keys with their private halves, the active one first (the one to sign
-   * with), for oidc-provider's keystore. Read once when the authorization server starts.
+   * The published id_token keys as last loaded, the one to sign with first: the newest that has been
+   * published `ID_TOKEN_PREPUBLISH_MS`, or while none has, the one published longest (on a first
+   * start, the only one); then the others newest first. The authorization server reads them on every signature and every check of an
+   * `id_token_hint` (oauth/id-token-keys.ts), so a rotation reaches it with the reload, not at a restart.
    */
-  async idTokenKeys(): Promise<PrivateJwk[]> {
-    const keys = await this.orm.em.fork().find(SigningKey, { alg: ID_TOKEN_ALG }, { orderBy: { createdAt: 'desc' } });
-    return keys
-      .filter((k) => this.isPublished(k))
-      .map((k) => ({ ...(JSON.parse(this.box.open(k.privateJwk)) as JWK), kid: k.id, alg: k.alg, use: 'sig' as const }));
+  idTokenSigners(): IdTokenKey[] {
+    const settled = this.clock.now().getTime() - ID_TOKEN_PREPUBLISH_MS;
+    const signer = this.idTokenKeys.find((k) => k.createdAt.getTime() <= settled) ?? this.idTokenKeys.at(-1);
+    return signer ? [signer, ...this.idTokenKeys.filter((k) => k !== signer)] : [];
   }
 
   /** The key to sign with, as last loaded (`start` keeps it within a minute of the database's). */
@@ -127,12 +140,26 @@ export class SigningKeys {
   }
 
   private async reload(): Promise<void> {
-    const key = await this.orm.em
-      .fork()
-      .findOne(SigningKey, { retiredAt: null, alg: ACCESS_TOKEN_ALG }, { orderBy: { createdAt: 'desc' } });
+    const em = this.orm.em.fork();
+    const key = await em.findOne(SigningKey, { retiredAt: null, alg: ACCESS_TOKEN_ALG }, { orderBy: { createdAt: 'desc' } });
     if (!key) throw new Error('no active signing key');
+    const idKeys = await em.find(SigningKey, { alg: ID_TOKEN_ALG }, { orderBy: { createdAt: 'desc' } });
     const jwk = JSON.parse(this.box.open(key.privateJwk)) as JWK;
     this.active = { kid: key.id, privateKey: (await importJWK(jwk, key.alg)) as CryptoKey };
+    this.idTokenKeys = this.loadIdTokenKeys(idKeys);
+  }
+
+  /** Published keys only, newest first; a key already loaded is reused (a kid's key never changes). */
+  private loadIdTokenKeys(rows: SigningKey[]): IdTokenKey[] {
+    const loaded = new Map(this.idTokenKeys.map((k) => [k.kid, k]));
+    return rows
+      .filter((row) => this.isPublished(row))
+      .map((row) => {
+        const known = loaded.get(row.id);
+        if (known) return known;
+        const privateKey = createPrivateKey({ key: JSON.parse(this.box.open(row.privateJwk)) as JsonWebKey, format: 'jwk' });
+        return { kid: row.id, createdAt: row.createdAt, privateKey, publicKey: createPublicKey(privateKey) };
+      });
   }
 
   /**
@@ -158,7 +185,7 @@ export class SigningKeys {
 
   private isPublished(key: SigningKey): boolean {
     if (!key.retiredAt) return true;
-    const margin = PUBLISH_MARGIN_MS + (key.alg === ID_TOKEN_ALG ? ID_TOKEN_RESTART_WINDOW_MS : 0);
+    const margin = PUBLISH_MARGIN_MS + (key.alg === ID_TOKEN_ALG ? ID_TOKEN_HINT_WINDOW_MS : 0);
     return key.retiredAt.getTime() + this.accessTokenTtlSeconds * 1000 + margin > this.clock.now().getTime();
   }
 
