@@ -7,6 +7,7 @@ import { signIn, someIp } from '../../test/helpers/auth.ts';
 import { Browser, formAction, hiddenInput } from '../../test/helpers/browser.ts';
 import { call } from '../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../test/helpers/workspace.ts';
+import { toldEvents } from '../../test/helpers/events.ts';
 
 const PASSWORD = 'relying party passphrase';
 const SPA_CALLBACK = 'http://localhost:5173/callback';
@@ -293,18 +294,6 @@ describe('authorization code + PKCE with openid-client', () => {
     expect(await silentAuthorization(untouched)).toBe('code');
   });
 
-  /** The session.revoked events of a user, oldest first. */
-  async function sessionEnds(userId: string) {
-    const rows = await app.deps.orm.em
-      .fork()
-      .getConnection()
-      .execute<{ payload: Record<string, unknown> }[]>(
-        `select payload from events where workspace_id = ? and type = 'session.revoked' and payload->>'user_id' = ? order by created_at, id`,
-        [ws.id, userId],
-      );
-    return rows.map((row) => row.payload);
-  }
-
   it("an application's session (its grant) that ends sends session.revoked with its client_id, whatever ends it", async () => {
     const user = await newUser();
     const told = (reason: string) => ({ session_id: null, user_id: user.id, client_id: web.id, reason });
@@ -313,7 +302,7 @@ describe('authorization code + PKCE with openid-client', () => {
     const revoked = await oauthTokens(user);
     await oidc.tokenRevocation(revoked.config, revoked.tokens.refresh_token as string);
     await expectEnded(revoked, user.id);
-    expect(await sessionEnds(user.id)).toEqual([told('revoked')]);
+    expect(await toldEvents(app, ws.id, 'session.revoked', user.id)).toEqual([told('revoked')]);
 
     // A replayed refresh token ends the grant.
     const replayed = await oauthTokens(user);
@@ -321,7 +310,7 @@ describe('authorization code + PKCE with openid-client', () => {
     await expect(oidc.refreshTokenGrant(replayed.config, replayed.tokens.refresh_token as string)).rejects.toMatchObject({
       error: 'invalid_grant',
     });
-    expect(await sessionEnds(user.id)).toEqual([told('revoked'), told('refresh_token_reuse')]);
+    expect(await toldEvents(app, ws.id, 'session.revoked', user.id)).toEqual([told('revoked'), told('refresh_token_reuse')]);
 
     // RP-initiated logout ends the grants that do not outlive the browser session (no offline_access).
     const online = await oauthTokens(user, { scope: 'openid email' });
@@ -330,7 +319,11 @@ describe('authorization code + PKCE with openid-client', () => {
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(ask.body)?.[1] as string;
     expect((await online.browser.go(action, { xsrf, logout: 'yes' })).body).toContain('You are signed out');
     await expect(oidc.fetchUserInfo(online.config, online.tokens.access_token, user.id)).rejects.toMatchObject({ status: 401 });
-    expect(await sessionEnds(user.id)).toEqual([told('revoked'), told('refresh_token_reuse'), told('logout')]);
+    expect(await toldEvents(app, ws.id, 'session.revoked', user.id)).toEqual([
+      told('revoked'),
+      told('refresh_token_reuse'),
+      told('logout'),
+    ]);
 
     // The API's ways end the application's session too, with the API session, each told once.
     const api = await signIn(app, ws.id, user.email, PASSWORD);
@@ -338,7 +331,7 @@ describe('authorization code + PKCE with openid-client', () => {
     await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
     await expectEnded(held, user.id);
     // (The API's events carry the app's clock, the authorization server's the real one: compared as a set.)
-    const ends = await sessionEnds(user.id);
+    const ends = await toldEvents(app, ws.id, 'session.revoked', user.id);
     expect(ends).toEqual(
       expect.arrayContaining([
         told('revoked'),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
+import { toldEvents } from '../../../test/helpers/events.ts';
 import { MailSink, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -61,14 +62,8 @@ describe('passwords: forgot, reset, change', () => {
     await forgot(user.email);
     const { token } = resetTokenIn(await mail.waitFor(user.email));
     expect((await reset(token, NEW_PASSWORD)).status).toBe(200);
-    const rows = await app.deps.orm.em
-      .fork()
-      .getConnection()
-      .execute<{ payload: Record<string, unknown> }[]>(
-        `select payload from events where workspace_id = ? and type = 'session.revoked' and payload->>'user_id' = ?`,
-        [ws.id, user.id],
-      );
-    expect(rows.map((row) => row.payload)).toEqual(
+    const rows = await toldEvents(app, ws.id, 'session.revoked', user.id);
+    expect(rows).toEqual(
       expect.arrayContaining(
         sessions.map((s) => ({ session_id: s.sessionId, user_id: user.id, client_id: null, reason: 'password_reset' })),
       ),

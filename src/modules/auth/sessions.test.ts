@@ -4,6 +4,7 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
 import { call, graphql, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { toldEvents } from '../../../test/helpers/events.ts';
 
 describe('sessions: logout, revoke-all, listing, and who may call what', () => {
   let app: TestApp;
@@ -110,18 +111,6 @@ describe('sessions: logout, revoke-all, listing, and who may call what', () => {
     }
   });
 
-  /** The session.revoked events of a user, oldest first: what a webhook subscriber is told. */
-  async function sessionEnds(userId: string) {
-    const rows = await app.deps.orm.em
-      .fork()
-      .getConnection()
-      .execute<{ payload: Record<string, unknown> }[]>(
-        `select payload from events where workspace_id = ? and type = 'session.revoked' and payload->>'user_id' = ? order by created_at, id`,
-        [ws.id, userId],
-      );
-    return rows.map((row) => row.payload);
-  }
-
   it('every way a session ends sends session.revoked once per session ended, with one payload shape', async () => {
     const email = uniqueEmail('ends');
     const password = 'sessions end cleanly';
@@ -178,7 +167,7 @@ describe('sessions: logout, revoke-all, listing, and who may call what', () => {
     expect((await call(app, 'DELETE', `/api/v1/users/${userId}`, { token: ws.apiKey })).status).toBe(200);
     ended(i, 'user_deleted');
 
-    const told = await sessionEnds(userId);
+    const told = await toldEvents(app, ws.id, 'session.revoked', userId);
     // revoke-all ends its sessions in one statement: their events share a timestamp, so compare as sets there.
     const key = (p: Record<string, unknown>) => `${String(p.reason)} ${String(p.session_id)}`;
     expect(told.map(key).sort()).toEqual(expected.map(key).sort());

@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { toldEvents } from '../../../test/helpers/events.ts';
 
 const PASSWORD = 'role test passphrase';
 
@@ -173,11 +174,8 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect((await assign(later)).status).toBe(200);
 
     const em = app.deps.orm.em.fork().getConnection();
-    const events = await em.execute<{ payload: { expires_at: string | null } }[]>(
-      `select payload from events where workspace_id = ? and type = 'role.assigned' and payload->>'user_id' = ? order by created_at, id`,
-      [ws.id, user.id],
-    );
-    expect(events.map((e) => e.payload.expires_at)).toEqual([null, soon, later]);
+    const events = await toldEvents(app, ws.id, 'role.assigned', user.id);
+    expect(events.map((e) => e.expires_at)).toEqual([null, soon, later]);
     const audited = await em.execute<{ details: { change: string } }[]>(
       `select details from audit_events where workspace_id = ? and event_type = 'role.assign' and target_id = ? order by created_at, id`,
       [ws.id, user.id],
