@@ -1,6 +1,6 @@
 import { TRPCClientError } from '@trpc/client';
 import { describe, expect, it } from 'vitest';
-import { FormProblem, problemOf } from './errors.ts';
+import { FormProblem, inNamedWorkspace, problemOf } from './errors.ts';
 
 describe('what a failed call tells the person', () => {
   it('keeps the API code, its message and field problems', () => {
@@ -33,5 +33,27 @@ describe('what a failed call tells the person', () => {
     });
     expect(problemOf(unavailable)).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringContaining('unavailable on this server') });
     expect(problemOf(new FormProblem('The two passwords are not the same.'))).toMatchObject({ code: 'BAD_REQUEST' });
+  });
+
+  it('says an unknown workspace in the words of the sign-in form, not of the X-Tenant-ID header', async () => {
+    const unknown = new TRPCClientError('No workspace has the id given in X-Tenant-ID', {
+      result: {
+        error: { code: -32004, message: 'No workspace has the id given in X-Tenant-ID', data: { appCode: 'NOT_FOUND', httpStatus: 404 } },
+      },
+    });
+    const shown = problemOf(await inNamedWorkspace(Promise.reject(unknown)).catch((error: unknown) => error));
+    expect(shown.message).toBe('No workspace has this Workspace ID. Check it and try again.');
+    expect(shown.message).not.toContain('X-Tenant-ID');
+    const wrong = new TRPCClientError('The provided credentials are incorrect', {
+      result: {
+        error: {
+          code: -32001,
+          message: 'The provided credentials are incorrect',
+          data: { appCode: 'INVALID_CREDENTIALS', httpStatus: 401 },
+        },
+      },
+    });
+    expect(problemOf(await inNamedWorkspace(Promise.reject(wrong)).catch((error: unknown) => error)).code).toBe('INVALID_CREDENTIALS');
+    await expect(inNamedWorkspace(Promise.resolve('signed in'))).resolves.toBe('signed in');
   });
 });

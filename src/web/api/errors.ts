@@ -39,6 +39,19 @@ export function problemOf(error: unknown): Problem {
   return NETWORK;
 }
 
+/**
+ * A public call (sign-in, a reset link) answers NOT_FOUND when its workspace id names no workspace.
+ * The API's message names the X-Tenant-ID header, which the person never saw; say it in the form's words.
+ */
+export async function inNamedWorkspace<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (codeOf(error) === 'NOT_FOUND') throw new FormProblem('No workspace has this Workspace ID. Check it and try again.');
+    throw error;
+  }
+}
+
 export function codeOf(error: unknown): Problem['code'] | undefined {
   return error ? problemOf(error).code : undefined;
 }

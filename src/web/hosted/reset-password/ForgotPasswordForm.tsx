@@ -2,6 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { tenantApi } from '../../api/client.ts';
+import { inNamedWorkspace } from '../../api/errors.ts';
 import { rememberWorkspace } from '../../session/workspace-memory.ts';
 import { Notice } from '../../ui/feedback/Notice.tsx';
 import { Form } from '../../ui/forms/Form.tsx';
@@ -12,7 +13,7 @@ export function ForgotPasswordForm({ initialWorkspaceId }: { initialWorkspaceId:
   const [workspaceId, setWorkspaceId] = useState(initialWorkspaceId);
   const [email, setEmail] = useState('');
   const forgot = useMutation({
-    mutationFn: () => tenantApi(workspaceId.trim()).auth.forgotPassword.mutate({ email: email.trim() }),
+    mutationFn: () => inNamedWorkspace(tenantApi(workspaceId.trim()).auth.forgotPassword.mutate({ email: email.trim() })),
     onSuccess: () => rememberWorkspace(workspaceId.trim()),
   });
 

@@ -2,6 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { tenantApi } from '../../api/client.ts';
+import { inNamedWorkspace } from '../../api/errors.ts';
 import type { SignInResult } from '../../api/types.ts';
 import { rememberWorkspace } from '../../session/workspace-memory.ts';
 import { Form } from '../../ui/forms/Form.tsx';
@@ -18,7 +19,7 @@ export function PasswordStep({ workspaceId, onWorkspaceChange, onResult }: Passw
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const login = useMutation({
-    mutationFn: () => tenantApi(workspaceId.trim()).auth.login.mutate({ email: email.trim(), password }),
+    mutationFn: () => inNamedWorkspace(tenantApi(workspaceId.trim()).auth.login.mutate({ email: email.trim(), password })),
     onSuccess: (result) => {
       rememberWorkspace(workspaceId.trim());
       setPassword('');
