@@ -113,6 +113,16 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     ).toBe(404);
   });
 
+  /** Connects the test IdP to an organization through its Admin Portal, as its IT admin does. */
+  async function connectTestIdp(organizationId: string): Promise<void> {
+    const saved = await postForm('/portal/sso/oidc', await openPortal(organizationId), {
+      issuer: idp.issuer,
+      client_id: 'acme-app',
+      client_secret: 'acme-idp-secret',
+    });
+    expect(saved.status).toBe(200);
+  }
+
   it('tests an OpenID connection before saving it, then signs users of the domain in through it', async () => {
     const org = await organization('Acme', 'acme-sso.example');
     const cookie = await openPortal(org);
@@ -196,13 +206,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     const org = await organization('Bücher', 'Bücher-SSO.example.');
     const ascii = new URL('http://bücher-sso.example').hostname;
     expect((await call(app, 'GET', `/api/v1/organizations/${org}`, { token: ws.apiKey })).body.data.domains).toEqual([ascii]);
-    const cookie = await openPortal(org);
-    const saved = await postForm('/portal/sso/oidc', cookie, {
-      issuer: idp.issuer,
-      client_id: 'acme-app',
-      client_secret: 'acme-idp-secret',
-    });
-    expect(saved.status).toBe(200);
+    await connectTestIdp(org);
     const headers = { 'x-forwarded-for': someIp() };
     const viaSso = async (typed: string, asserted: string) => {
       const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=${encodeURIComponent(typed)}`, { headers });
@@ -223,13 +227,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
   it('never signs in through SSO to an account worth more than its default role: domains are unverified, so that would be a takeover', async () => {
     // An admin (or a custom role with organizations:write) names the owner's domain and connects an IdP it runs.
     const org = await organization('Claimed', 'claimed-sso.example');
-    const cookie = await openPortal(org);
-    const saved = await postForm('/portal/sso/oidc', cookie, {
-      issuer: idp.issuer,
-      client_id: 'acme-app',
-      client_secret: 'acme-idp-secret',
-    });
-    expect(saved.status).toBe(200);
+    await connectTestIdp(org);
     const existing = async (email: string, role: string | null) => {
       const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'an existing passphrase' } });
       expect(user.status).toBe(201);
