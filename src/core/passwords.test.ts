@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { hashPassword, hashingSlots, verifyPassword } from './passwords.ts';
+import { hashPassword, hashingSlots, newPasswordsIn, verifyPassword, withPasswordsHashed } from './passwords.ts';
 
 describe('password hashing', () => {
   it('runs at most one Argon2id computation per core, the others waiting their turn, each answered right', async () => {
@@ -19,5 +19,24 @@ describe('password hashing', () => {
     expect(mostRunning).toBe(cores);
     expect(mostWaiting).toBeGreaterThan(0);
     expect(hashingSlots.activeCount + hashingSlots.pendingCount).toBe(0);
+  });
+
+  it('hashes ahead only what a valid input could hold, and answers a password hashed ahead in any Unicode form at once', async () => {
+    const decomposed = 'cafe\u0301 au lait';
+    expect(
+      newPasswordsIn({ owner: { password: decomposed }, other: 'x'.repeat(20) }, ['owner.password', 'missing', 'other.deeper']),
+    ).toEqual([decomposed]);
+    expect(newPasswordsIn({ password: 'short' }, ['password'])).toEqual([]);
+    expect(newPasswordsIn({ password: 'x'.repeat(129) }, ['password'])).toEqual([]);
+    expect(newPasswordsIn({ password: 'x'.repeat(1 << 20) }, ['password'])).toEqual([]);
+    expect(newPasswordsIn({ password: 12345678 }, ['password'])).toEqual([]);
+
+    const hash = await withPasswordsHashed([decomposed], async () => {
+      const answered = hashPassword('caf\u00e9 au lait');
+      // Nothing new was queued: the hash made ahead answered.
+      expect(hashingSlots.activeCount + hashingSlots.pendingCount).toBe(0);
+      return answered;
+    });
+    expect(await verifyPassword(hash, decomposed)).toBe('current');
   });
 });

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { availableParallelism } from 'node:os';
 import argon2 from 'argon2';
 import pLimit from 'p-limit';
@@ -26,8 +27,26 @@ export function normalizePassword(password: string): string {
   return password.normalize('NFKC');
 }
 
+/** Hashes made ahead of a transaction (`withPasswordsHashed`), by the normalised password they are of. */
+const hashedAhead = new AsyncLocalStorage<ReadonlyMap<string, Promise<string>>>();
+
 export function hashPassword(password: string): Promise<string> {
-  return hashingSlots(() => argon2.hash(normalizePassword(password), PARAMS));
+  const normalized = normalizePassword(password);
+  return hashedAhead.getStore()?.get(normalized) ?? hashingSlots(() => argon2.hash(normalized, PARAMS));
+}
+
+/**
+ * Hashes `passwords` now, then runs `run`, inside which `hashPassword` of one of them answers with its
+ * hash at once. A mutation's transaction holds a database connection from BEGIN to COMMIT; a password
+ * hashed inside it kept that connection through the wait for a hashing slot and the 20-50 ms of
+ * Argon2id, so a burst of user creations held the whole pool (and, on the embedded database's single
+ * connection, made every other request wait out each hash). Hashed first, the connection is held only
+ * for the writes.
+ */
+export async function withPasswordsHashed<T>(passwords: readonly string[], run: () => Promise<T>): Promise<T> {
+  const ready = new Map(passwords.map((password) => [normalizePassword(password), hashPassword(password)] as const));
+  await Promise.all(ready.values());
+  return hashedAhead.run(ready, run);
 }
 
 /**
@@ -42,6 +61,23 @@ export async function verifyPassword(hash: string, password: string): Promise<Pa
   if (await hashingSlots(() => argon2.verify(hash, normalized))) return 'current';
   if (normalized === password) return false;
   return (await hashingSlots(() => argon2.verify(hash, password))) ? 'legacy' : false;
+}
+
+/**
+ * The new passwords a call's raw input holds at `paths` (`owner.password`), those a valid input could
+ * hold: strings of PASSWORD_MIN to PASSWORD_MAX characters once normalised. Anything else is left for
+ * the input's own check to refuse, unhashed.
+ */
+export function newPasswordsIn(rawInput: unknown, paths: readonly string[]): string[] {
+  return paths.flatMap((path) => {
+    const value = path
+      .split('.')
+      .reduce<unknown>((at, key) => (at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), rawInput);
+    // Normalising can shrink a string (composing accents) but not by this much: a longer one is refused.
+    if (typeof value !== 'string' || value.length > PASSWORD_MAX * 4) return [];
+    const length = [...normalizePassword(value)].length;
+    return length >= PASSWORD_MIN && length <= PASSWORD_MAX ? [value] : [];
+  });
 }
 
 /** True when a stored hash was made with other parameters and should be replaced at sign-in. */

@@ -14,6 +14,7 @@ import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { isId } from './ids.ts';
 import { KnownWorkspaces } from './known-workspaces.ts';
+import { newPasswordsIn, withPasswordsHashed } from './passwords.ts';
 import { runStatement, type Statement } from './sql.ts';
 import { rateLimitedError, type LimitName } from './rate-limit.ts';
 import { attemptedEmail, recordRateLimitedAttempt } from './rate-limited-attempts.ts';
@@ -42,6 +43,8 @@ export type Meta = OpenApiMeta<{
   createsOnPut?: true;
   singleStatement?: true;
   ownTransaction?: true;
+  /** Where the input holds new passwords (`owner.password`): they are hashed before the transaction opens. */
+  hashes?: readonly string[];
   tenantHeader?: true;
   audit?: string;
   conflict?: string;
@@ -85,27 +88,33 @@ export const middleware = t.middleware;
  *   any invalid input.
  * - One transaction per mutation: the handler, its audit rows and its outbox rows commit together or
  *   not at all (unless the error asks to keep them: see AppError `keepChanges`). Queries run on the
- *   request's plain fork. `ctx.afterCommit` callbacks run once the commit is done.
+ *   request's plain fork. `ctx.afterCommit` callbacks run once the commit is done. The new passwords
+ *   named by meta `hashes` are hashed before the transaction opens (`withPasswordsHashed`).
  */
 const lastSteps = t.middleware(async ({ ctx, type, meta, next, getRawInput }) => {
-  const members = unstorableMembers(await getRawInput());
+  const rawInput = await getRawInput();
+  const members = unstorableMembers(rawInput);
   if (members.length > 0) throw new UnstorableTextError(members);
   if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
-  let outcome: Awaited<ReturnType<typeof next>> | undefined;
-  try {
-    await ctx.em.transactional(async (em) => {
-      outcome = await next({ ctx: { em } });
-      if (outcome.ok) return;
-      const { appError } = toAppError(outcome.error);
-      if (appError.keepChanges) await em.flush();
-      else throw outcome.error;
-    });
-  } catch (error) {
-    if (outcome && !outcome.ok) return outcome;
-    throw error;
-  }
-  for (const callback of ctx.afterCommit.splice(0)) callback();
-  return outcome as NonNullable<typeof outcome>;
+  const transaction = async () => {
+    let outcome: Awaited<ReturnType<typeof next>> | undefined;
+    try {
+      await ctx.em.transactional(async (em) => {
+        outcome = await next({ ctx: { em } });
+        if (outcome.ok) return;
+        const { appError } = toAppError(outcome.error);
+        if (appError.keepChanges) await em.flush();
+        else throw outcome.error;
+      });
+    } catch (error) {
+      if (outcome && !outcome.ok) return outcome;
+      throw error;
+    }
+    for (const callback of ctx.afterCommit.splice(0)) callback();
+    return outcome as NonNullable<typeof outcome>;
+  };
+  const passwords = meta?.hashes ? newPasswordsIn(rawInput, meta.hashes) : [];
+  return passwords.length > 0 ? withPasswordsHashed(passwords, transaction) : transaction();
 });
 
 /** Resolves the credential and scopes every later query to the caller's workspace. */

@@ -111,6 +111,7 @@ export const authRouter = router({
         tags,
         summary: 'Set a new password with the token from a reset link',
       },
+      hashes: ['password'],
     })
     .input(resetInput)
     .output(z.object({ password_reset: z.literal(true) }))
@@ -129,6 +130,7 @@ export const authRouter = router({
         protect: true,
       },
       audit: 'auth.password_change',
+      hashes: ['new_password'],
     })
     .input(changeInput)
     .output(z.object({ password_changed: z.literal(true), ended_sessions: z.number().int() }))

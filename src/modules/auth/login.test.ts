@@ -1,10 +1,10 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../audit/audit.entity.ts';
-import { availableParallelism } from 'node:os';
-import { hashingSlots, hashPassword } from '../../core/passwords.ts';
+import { hashPassword } from '../../core/passwords.ts';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, someIp } from '../../../test/helpers/auth.ts';
+import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -377,17 +377,13 @@ describe('POST /api/v1/auth/login', () => {
 
   it('holds no database connection while the password waits for Argon2id: other requests are answered meanwhile', async () => {
     const user = await newUser('waiting');
-    // Every hashing slot taken, so the sign-ins below wait for one, more of them than the pool has connections.
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const held = Array.from({ length: availableParallelism() }, () => hashingSlots(() => gate));
-    const waiting = Array.from({ length: 6 }, () => login(app, ws.id, user.email, PASSWORD));
-    while (hashingSlots.pendingCount < waiting.length) await new Promise((resolve) => setTimeout(resolve, 5));
-
-    const read = await call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey });
-    expect(read.status).toBe(200);
-    release();
-    await Promise.all(held);
-    expect((await Promise.all(waiting)).map((res) => res.status)).toEqual(waiting.map(() => 200));
+    // More sign-ins waiting for a hashing slot than the pool has connections.
+    const { meanwhile, results } = await whileHashesWait(
+      6,
+      () => login(app, ws.id, user.email, PASSWORD),
+      () => call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey }),
+    );
+    expect(meanwhile.status).toBe(200);
+    expect(results.map((res) => res.status)).toEqual(results.map(() => 200));
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
+import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { toldEvents } from '../../../test/helpers/events.ts';
 import { MailSink, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
@@ -54,6 +55,31 @@ describe('passwords: forgot, reset, change', () => {
     const { link } = resetTokenIn(await mail.waitFor(user.email));
     expect(link.startsWith('https://id.example.test/reset-password?token=')).toBe(true);
     expect(link).not.toContain('evil.test');
+  });
+
+  it('holds no database connection while a reset’s or a change’s new password waits for Argon2id', async () => {
+    const users = await Promise.all(Array.from({ length: 3 }, () => newUser()));
+    const tokens: string[] = [];
+    for (const user of users) {
+      await forgot(user.email);
+      tokens.push(resetTokenIn(await mail.waitFor(user.email)).token);
+    }
+    const changers = await Promise.all(Array.from({ length: 3 }, async () => signIn(app, ws.id, (await newUser()).email, PASSWORD)));
+    // Three resets and three changes, more than the pool has connections, each waiting for a hashing slot.
+    const { meanwhile, results } = await whileHashesWait(
+      6,
+      (i) =>
+        i < 3
+          ? reset(tokens[i] as string, NEW_PASSWORD)
+          : call(app, 'POST', '/api/v1/auth/password/change', {
+              token: changers[i - 3]?.accessToken,
+              body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+            }),
+      () => call(app, 'GET', '/api/v1/users?per_page=1', { token: ws.apiKey }),
+    );
+    expect(meanwhile.status).toBe(200);
+    expect(results.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    for (const user of users) expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(200);
   });
 
   it('a reset ends every session of the user, each told as session.revoked with reason password_reset', async () => {

@@ -77,6 +77,7 @@ export const invitationsRouter = router({
         summary: 'Accept an invitation: creates the user and signs them in',
       },
       conflict: 'The email has a user by now',
+      hashes: ['password'],
     })
     .input(acceptInvitationInput)
     .output(tokensOutput)

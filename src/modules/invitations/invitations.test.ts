@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
+import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { linkTokenIn, MailSink } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
@@ -268,5 +269,22 @@ describe('invitations', () => {
       }),
     ]);
     expect((await audit('role.delete')).find((e) => e.request_id === requestId)?.details).toMatchObject({ revoked_invitations: 1 });
+  });
+
+  it('holds no database connection while an acceptance’s password waits for Argon2id', async () => {
+    const emails = Array.from({ length: 6 }, () => uniqueEmail('queued'));
+    const tokens: string[] = [];
+    for (const email of emails) {
+      expect((await invite({ email })).status).toBe(201);
+      tokens.push(linkTokenIn(await mail.waitFor(email), 'accept-invitation').token);
+    }
+    // More acceptances waiting for a hashing slot than the pool has connections.
+    const { meanwhile, results } = await whileHashesWait(
+      tokens.length,
+      (i) => accept({ token: tokens[i], password: 'invited passphrase' }),
+      () => call(app, 'GET', '/api/v1/invitations?per_page=1', { token: ws.apiKey }),
+    );
+    expect(meanwhile.status).toBe(200);
+    expect(results.map((res) => res.status)).toEqual(tokens.map(() => 200));
   });
 });

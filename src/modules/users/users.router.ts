@@ -18,6 +18,7 @@ export const usersRouter = router({
       openapi: { method: 'POST', path: '/api/v1/users', tags: ['users'], summary: 'Create a user', protect: true },
       successStatus: 201,
       audit: 'user.create',
+      hashes: ['password'],
       conflict: 'A user with this email already exists',
     })
     .input(createUserInput)

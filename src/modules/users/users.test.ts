@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../audit/audit.entity.ts';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { signIn } from '../../../test/helpers/auth.ts';
+import { login, signIn } from '../../../test/helpers/auth.ts';
+import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call, graphql, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -338,5 +339,18 @@ describe('user profile fields and mass assignment', () => {
     expect(same.status).toBe(200);
     const bad = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { email: 'not an email' } });
     expect([bad.status, bad.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+  });
+
+  it('holds no database connection while a new password waits for Argon2id: other requests are answered meanwhile', async () => {
+    // More creations waiting for a hashing slot than the pool has connections.
+    const emails = Array.from({ length: 6 }, () => uniqueEmail('queued'));
+    const { meanwhile, results } = await whileHashesWait(
+      emails.length,
+      (i) => call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: emails[i], password: 'a perfectly fine password' } }),
+      () => call(app, 'GET', '/api/v1/users?per_page=1', { token: ws.apiKey }),
+    );
+    expect(meanwhile.status).toBe(200);
+    expect(results.map((res) => res.status)).toEqual(emails.map(() => 201));
+    for (const email of emails) expect((await login(app, ws.id, email, 'a perfectly fine password')).status).toBe(200);
   });
 });

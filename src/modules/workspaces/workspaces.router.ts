@@ -14,6 +14,7 @@ export const workspacesRouter = router({
         protect: true,
       },
       successStatus: 201,
+      hashes: ['owner.password'],
     })
     .input(createWorkspaceInput)
     .output(createdWorkspaceOutput)

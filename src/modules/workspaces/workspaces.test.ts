@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { uniqueEmail } from '../../../test/helpers/workspace.ts';
 
@@ -31,6 +32,21 @@ describe('POST /platform/v1/workspaces', () => {
     });
     const users = await call(app, 'GET', '/api/v1/users', { token: res.body.data.api_key });
     expect(users.body.data.map((u: { email: string }) => u.email)).toEqual([email]);
+  });
+
+  it('holds no database connection while an owner password waits for Argon2id', async () => {
+    // More workspaces waiting for a hashing slot than the pool has connections.
+    const { meanwhile, results } = await whileHashesWait(
+      6,
+      (i) =>
+        call(app, 'POST', '/platform/v1/workspaces', {
+          token: PLATFORM_TOKEN,
+          body: { name: `Queued ${i}`, owner: { email: uniqueEmail('queued'), password: 'founder password' } },
+        }),
+      () => call(app, 'GET', '/readyz'),
+    );
+    expect(meanwhile.status).toBe(200);
+    expect(results.map((res) => res.status)).toEqual(results.map(() => 201));
   });
 
   it('generates and returns an owner password when none is given', async () => {
