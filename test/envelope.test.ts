@@ -41,6 +41,28 @@ describe('envelope and request ids', () => {
     expect(long.headers.get('x-request-id')).not.toBe('a'.repeat(129));
   });
 
+  it('answers HEAD as the GET of the same path, without a body', async () => {
+    const get = await fetch(`${app.url}/api/v1/users/${ws.owner.id}`, { headers: { authorization: `Bearer ${ws.apiKey}` } });
+    const head = await fetch(`${app.url}/api/v1/users/${ws.owner.id}`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${ws.apiKey}` },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+    expect(await head.text()).toBe('');
+    const anonymous = await fetch(`${app.url}/api/v1/users/${ws.owner.id}`, { method: 'HEAD' });
+    expect(anonymous.status).toBe(401);
+    expect(
+      (
+        await fetch(`${app.url}/api/v1/users/usr_00000000000000000000000000`, {
+          method: 'HEAD',
+          headers: { authorization: `Bearer ${ws.apiKey}` },
+        })
+      ).status,
+    ).toBe(404);
+  });
+
   it('answers an unknown path 404 NOT_FOUND in the envelope', async () => {
     expectError(await call(app, 'GET', '/api/v1/no-such-thing'), 404, 'NOT_FOUND');
     expectError(await call(app, 'DELETE', '/totally/elsewhere'), 404, 'NOT_FOUND');

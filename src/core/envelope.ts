@@ -64,6 +64,8 @@ export function sendData(res: Response, status: number, body: unknown): void {
   const page = typeof body === 'object' && body !== null && Array.isArray((body as { data?: unknown }).data) && 'meta' in body;
   const text = JSON.stringify(page ? body : { data: body ?? null });
   res.status(status).setHeader('Content-Type', 'application/json; charset=utf-8');
+  // Set here, not by Node from the body: a HEAD answer has no body and must still say its GET's length.
+  res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(text);
 }
 

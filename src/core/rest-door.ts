@@ -156,7 +156,7 @@ function pathParamsInvalid(error: unknown, params: Record<string, string> | unde
  * The REST door: the spec's exact paths (from each procedure's `meta.openapi`, the same meta that
  * trpc-to-openapi turns into the OpenAPI document), each procedure called as the router's caller
  * calls it, every answer in the envelope. Matching ignores a trailing slash, as the spec's paths have
- * some.
+ * some. A HEAD request is answered as its GET, without the body.
  */
 export function restDoor(deps: AppDeps): RequestHandler {
   const table = routes();
@@ -164,9 +164,11 @@ export function restDoor(deps: AppDeps): RequestHandler {
     if (!req.path.startsWith('/api/v1/') && !req.path.startsWith('/platform/v1/')) return next();
     const path = normalizePath(req.path);
     const lowerPath = path.toLowerCase();
+    // HEAD is a GET without the body (RFC 9110 9.3.2): same status and headers; Express sends no body.
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
     let params: Record<string, string> | undefined;
     const route = table.find((r) => {
-      if (r.method !== req.method || !lowerPath.startsWith(r.prefix)) return false;
+      if (r.method !== method || !lowerPath.startsWith(r.prefix)) return false;
       const match = r.pattern.exec(path);
       if (match) params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, safeDecode(v)]));
       return match !== null;
