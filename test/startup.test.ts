@@ -5,9 +5,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { startTestApp, TEST_MASTER_KEY } from './helpers/app.ts';
+import { testDatabaseUrl } from './helpers/database.ts';
 
 /** `npm start` as a user runs it: a real process, its own port and DATA_DIR. */
 interface Started {
@@ -167,7 +168,7 @@ const realServices = process.env.DATABASE_URL && process.env.REDIS_URL;
   it('uses the real PostgreSQL and Redis', async () => {
     // The test database is shared with the in-process apps, so the sealed signing keys are too.
     const started = await start({
-      DATABASE_URL: process.env.DATABASE_URL as string,
+      DATABASE_URL: testDatabaseUrl(),
       REDIS_URL: process.env.REDIS_URL as string,
       VAULT_MASTER_KEY: TEST_MASTER_KEY,
     });
@@ -210,7 +211,7 @@ describe('configuration errors', () => {
     await (await startTestApp()).close();
     const otherKey = Buffer.alloc(32, 9).toString('base64');
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, BASE_URL: '', REDIS_URL: '', DATABASE_URL: inject('databaseUrl'), VAULT_MASTER_KEY: otherKey, PORT: '0' },
+      env: { ...process.env, BASE_URL: '', REDIS_URL: '', DATABASE_URL: testDatabaseUrl(), VAULT_MASTER_KEY: otherKey, PORT: '0' },
     });
     let err = '';
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));

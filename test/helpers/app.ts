@@ -12,6 +12,7 @@ import { ManualClock } from '../../src/core/clock.ts';
 import { closeDeps, createDeps } from '../../src/deps.ts';
 import { connectRedis } from '../../src/core/redis.ts';
 import { ormOptions } from '../../src/db/orm-config.ts';
+import { testDatabaseUrl } from './database.ts';
 
 export const PLATFORM_TOKEN = 'test-platform-token-0123456789';
 /** Every test app shares one database, so they share the key that seals secrets in it. */
@@ -44,7 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     VAULT_MASTER_KEY: TEST_MASTER_KEY,
     RATE_LIMIT_PREFIX: `test:${randomUUID()}`,
     TRUST_PROXY: 'loopback',
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: testDatabaseUrl(),
     // Vite sets BASE_URL=/ in every test process; the service's BASE_URL is a different thing.
     BASE_URL: url,
     ...env,
