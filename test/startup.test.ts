@@ -159,7 +159,7 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
     expect(server.output()).toContain('"msg":"stopped"');
     await rm(ownDir, { recursive: true, force: true });
-  }, 60_000);
+  }, 120_000);
 });
 
 // Registered only where the services are configured (CI), so a bare machine has no skipped test.
@@ -179,7 +179,7 @@ const realServices = process.env.DATABASE_URL && process.env.REDIS_URL;
     } finally {
       await stop(started);
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('npm run cli -- --help', () => {
@@ -190,7 +190,7 @@ describe('npm run cli -- --help', () => {
       });
       expect(stdout, args.join(' ')).toContain('npm run cli -- workspaces create --name NAME --owner-email EMAIL');
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('configuration errors', () => {
@@ -219,7 +219,7 @@ describe('configuration errors', () => {
     expect(code).toBe(1);
     expect(err).toContain('does not open with the master key in use');
     expect(err).toContain('Set VAULT_MASTER_KEY to the key the database was first used with');
-  }, 60_000);
+  }, 120_000);
 
   it('keeps the embedded database closed to other users, also when an older start left it open', async () => {
     const ownDir = await mkdtemp(join(tmpdir(), 'identity-mode-'));
@@ -254,5 +254,5 @@ describe('configuration errors', () => {
     } finally {
       await rm(ownDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000);
 });

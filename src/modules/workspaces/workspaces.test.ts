@@ -125,5 +125,5 @@ describe('npm run cli -- workspaces create', () => {
     ).rejects.toMatchObject({
       stderr: expect.stringContaining('owner.email'),
     });
-  }, 60_000);
+  }, 120_000);
 });
