@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import Provider, {
   interactionPolicy,
   type Client,
+  type ClientAuthMethod,
   type Configuration,
   type ErrorOut,
   type Grant,
@@ -33,6 +34,9 @@ export const OAUTH_ROUTES = {
 } as const;
 
 export const INTERACTION_PATH = '/oauth/interaction';
+
+/** How clients authenticate at the token, revocation and introspection endpoints (no HS* key: secrets are digests). */
+const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
 
 const SESSION_TTL = 14 * 24 * 60 * 60;
 const INTERACTION_TTL = 60 * 60;
@@ -170,7 +174,13 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     conformIdTokenClaims: false,
     scopes: ['openid', 'offline_access', 'email', 'profile'],
     responseTypes: ['code'],
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    clientAuthMethods: CLIENT_AUTH_METHODS,
+    // RFC 8414 §2: left out, these two would say `client_secret_basic` alone, yet both endpoints take
+    // what the token endpoint takes (a public client revokes and introspects its own tokens with `none`).
+    discovery: {
+      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    },
     enabledJWA: { idTokenSigningAlgValues: [ID_TOKEN_ALG], userinfoSigningAlgValues: [ID_TOKEN_ALG] },
     extraClientMetadata: { properties: [WORKSPACE_METADATA] },
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },

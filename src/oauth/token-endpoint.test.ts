@@ -197,4 +197,19 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     const wrongMethod = await fetch(`${app.url}/oauth/token`, { headers: { 'x-forwarded-for': someIp(), origin } });
     expect([wrongMethod.status, wrongMethod.headers.get('access-control-allow-origin')]).toEqual([405, '*']);
   });
+
+  it('discovery names the client authentication revocation and introspection take, and each one named works there', async () => {
+    const doc = await (await fetch(`${app.url}/.well-known/openid-configuration`)).json();
+    const methods = ['client_secret_basic', 'client_secret_post', 'none'];
+    // RFC 8414 §2: omitted, each would mean client_secret_basic alone.
+    expect(doc.revocation_endpoint_auth_methods_supported).toEqual(methods);
+    expect(doc.introspection_endpoint_auth_methods_supported).toEqual(methods);
+    expect(doc.token_endpoint_auth_methods_supported).toEqual(methods);
+    for (const path of ['/oauth/revoke', '/oauth/introspect']) {
+      const basicAuth = await post(path, { token: 'not-a-token' }, { authorization: basic(m2m.id, m2m.secret) });
+      const postAuth = await post(path, { token: 'not-a-token', client_id: m2m.id, client_secret: m2m.secret });
+      const none = await post(path, { token: 'not-a-token', client_id: spaId });
+      expect([basicAuth.status, postAuth.status, none.status], path).toEqual([200, 200, 200]);
+    }
+  });
 });
