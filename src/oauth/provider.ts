@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import Provider, {
+  errors,
   interactionPolicy,
   type Client,
   type ClientAuthMethod,
@@ -95,6 +96,26 @@ function policy() {
   return base;
 }
 
+/** Every scope this server grants; any other value of a request's `scope` is ignored. */
+const SCOPES = ['openid', 'offline_access', 'email', 'profile'];
+
+/**
+ * RFC 6749 §4.1.2.1: an authorization request none of whose scope values can be granted (only unknown
+ * values, or `offline_access` alone, which oidc-provider drops without `prompt=consent`) is
+ * `invalid_scope`, back at the client, before anyone signs in. oidc-provider showed the sign-in page
+ * and then answered `access_denied`, with no scope left to grant. Unknown values beside a known one
+ * are still ignored (OpenID Connect Core 3.1.2.1). It is the validator of `scope` in `extraParams`,
+ * the provider's hook that runs once the redirect URI is checked, so the error can go back.
+ */
+function grantableScopeRequired(_ctx: KoaContextWithOIDC, value: string | undefined): void {
+  if (value === undefined) {
+    throw new errors.InvalidScope('offline_access is granted only with prompt=consent, and nothing else was requested', 'offline_access');
+  }
+  if (!value.split(' ').some((scope) => SCOPES.includes(scope))) {
+    throw new errors.InvalidScope(`none of the requested scope values is known here (${SCOPES.join(', ')})`, value);
+  }
+}
+
 /** The scope of an authorization request that names none (RFC 6749 §3.3): what every application here is for. */
 export const DEFAULT_SCOPE = 'openid';
 
@@ -172,7 +193,8 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     // do: relying parties read `email` and `name` from the id_token (OpenID Connect Core 5.4 lets an
     // OP return them at userinfo only when it issues an access token; clients expect both here).
     conformIdTokenClaims: false,
-    scopes: ['openid', 'offline_access', 'email', 'profile'],
+    scopes: SCOPES,
+    extraParams: { scope: grantableScopeRequired },
     responseTypes: ['code'],
     clientAuthMethods: CLIENT_AUTH_METHODS,
     // RFC 8414 §2: left out, these two would say `client_secret_basic` alone, yet both endpoints take
