@@ -242,6 +242,12 @@ describe('global rate limit', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(limited.headers.get('ratelimit-limit')).toBe('1000');
     expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    // The OAuth endpoints answer in RFC 6749's shape, readable by a browser app (CORS) as their own answers are.
+    const oauth = await call(app, 'GET', '/oauth/userinfo', { headers: { origin: 'https://spa.example.com' } });
+    expect(oauth.status).toBe(429);
+    expect(oauth.body).toEqual({ error: 'rate_limited', error_description: expect.any(String) });
+    expect(oauth.headers.get('access-control-allow-origin')).toBe('*');
+    expect(oauth.headers.get('access-control-expose-headers')).toContain('Retry-After');
     // Health probes stay outside the limit, so a load balancer never marks a busy instance dead.
     expect((await call(app, 'GET', '/healthz')).status).toBe(200);
   });

@@ -37,6 +37,17 @@ export const noStore: RequestHandler = (_req, res, next) => {
 /** The OAuth and discovery endpoints: their errors are RFC 6749's `{error, error_description}`. */
 export const PROTOCOL_PATH = /^\/(oauth|\.well-known)\//;
 
+/**
+ * CORS on the protocol answers the service writes itself (a limit, an unreadable body, a method an
+ * endpoint does not take): a browser app calls `/oauth/token`, userinfo and revocation directly, and
+ * without these a refusal reached it as a network error it could not read, `Retry-After` included.
+ * Any origin: the client is not known yet at that point, and these answers carry nothing but the refusal.
+ */
+export const PROTOCOL_ERROR_CORS: Readonly<Record<string, string>> = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, WWW-Authenticate',
+};
+
 /** The spec's 1,000 calls per minute per client IP, over every path but the health probes. */
 export function globalRateLimit(deps: AppDeps): RequestHandler {
   return async (req, res, next) => {
@@ -45,7 +56,7 @@ export function globalRateLimit(deps: AppDeps): RequestHandler {
       const decision = await deps.rateLimits.consume('global', getRequestInfo(req).ip);
       if (!decision.allowed && PROTOCOL_PATH.test(req.path)) {
         // OAuth clients parse RFC 6749 error bodies, not the envelope.
-        res.status(429).set({ ...rateLimitHeaders(decision), 'Cache-Control': 'no-store' });
+        res.status(429).set({ ...PROTOCOL_ERROR_CORS, ...rateLimitHeaders(decision), 'Cache-Control': 'no-store' });
         return res.json({ error: 'rate_limited', error_description: 'Too many requests; try again later' });
       }
       if (!decision.allowed) return sendDoorError(res, rateLimitedError(decision));

@@ -261,6 +261,47 @@ describe('authorization endpoint and discovery', () => {
       expect(tokens.claims()?.sub).toBe(user.id);
     });
 
+    it('answers a scope it can grant nothing of invalid_scope at once, back at the client, instead of access_denied after sign-in', async () => {
+      const browser = new Browser(app.url);
+      const { challenge } = await pkce();
+      const base = {
+        client_id: web.id,
+        response_type: 'code',
+        redirect_uri: CALLBACK,
+        state: 'st-scope',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      };
+      for (const [scope, extra] of [
+        ['read:reports', {}],
+        ['offline_access', {}],
+        ['offline_access', { prompt: 'login' }],
+      ] as const) {
+        const refused = await browser.go(authorizeUrl({ ...base, scope, ...extra }));
+        expect(refused.location, `${scope} ${refused.body}`).toBeDefined();
+        const back = new URL(refused.location as string);
+        expect(back.origin + back.pathname).toBe(CALLBACK);
+        expect([back.searchParams.get('error'), back.searchParams.get('state')], scope).toEqual(['invalid_scope', 'st-scope']);
+        expect(back.searchParams.get('iss')).toBe(app.url);
+      }
+      // A known value beside unknown ones is served; the unknown ones are ignored (OpenID Connect Core 3.1.2.1).
+      const user = await newUser();
+      const request = await codeRequest({ scope: 'openid read:reports', prompt: '' });
+      const callback = await signInThrough(new Browser(app.url), request.url, user.email);
+      const tokens = await oidc.authorizationCodeGrant(await relyingParty(), callback, {
+        pkceCodeVerifier: request.verifier,
+        expectedState: request.state,
+        expectedNonce: request.nonce,
+      });
+      expect(tokens.scope).toBe('openid');
+      // offline_access with prompt=consent, and no other scope, is a refresh token for an OAuth client.
+      const offline = await codeRequest({ scope: 'offline_access', nonce: '' });
+      const url = new URL(offline.url);
+      url.searchParams.delete('nonce');
+      const back = await signInThrough(new Browser(app.url), url.toString(), user.email);
+      expect(back.searchParams.get('code')).toBeTruthy();
+    });
+
     it('returns state and nonce verbatim', async () => {
       const user = await newUser();
       const state = 'a b+c/=é&x=%41 ~';

@@ -1,7 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import Provider, {
+  errors,
   interactionPolicy,
   type Client,
+  type ClientAuthMethod,
   type Configuration,
   type ErrorOut,
   type Grant,
@@ -33,6 +35,9 @@ export const OAUTH_ROUTES = {
 } as const;
 
 export const INTERACTION_PATH = '/oauth/interaction';
+
+/** How clients authenticate at the token, revocation and introspection endpoints (no HS* key: secrets are digests). */
+const CLIENT_AUTH_METHODS: ClientAuthMethod[] = ['client_secret_basic', 'client_secret_post', 'none'];
 
 const SESSION_TTL = 14 * 24 * 60 * 60;
 const INTERACTION_TTL = 60 * 60;
@@ -89,6 +94,26 @@ function policy() {
       ),
     );
   return base;
+}
+
+/** Every scope this server grants; any other value of a request's `scope` is ignored. */
+const SCOPES = ['openid', 'offline_access', 'email', 'profile'];
+
+/**
+ * RFC 6749 §4.1.2.1: an authorization request none of whose scope values can be granted (only unknown
+ * values, or `offline_access` alone, which oidc-provider drops without `prompt=consent`) is
+ * `invalid_scope`, back at the client, before anyone signs in. oidc-provider showed the sign-in page
+ * and then answered `access_denied`, with no scope left to grant. Unknown values beside a known one
+ * are still ignored (OpenID Connect Core 3.1.2.1). It is the validator of `scope` in `extraParams`,
+ * the provider's hook that runs once the redirect URI is checked, so the error can go back.
+ */
+function grantableScopeRequired(_ctx: KoaContextWithOIDC, value: string | undefined): void {
+  if (value === undefined) {
+    throw new errors.InvalidScope('offline_access is granted only with prompt=consent, and nothing else was requested', 'offline_access');
+  }
+  if (!value.split(' ').some((scope) => SCOPES.includes(scope))) {
+    throw new errors.InvalidScope(`none of the requested scope values is known here (${SCOPES.join(', ')})`, value);
+  }
 }
 
 /** The scope of an authorization request that names none (RFC 6749 §3.3): what every application here is for. */
@@ -168,9 +193,16 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
     // do: relying parties read `email` and `name` from the id_token (OpenID Connect Core 5.4 lets an
     // OP return them at userinfo only when it issues an access token; clients expect both here).
     conformIdTokenClaims: false,
-    scopes: ['openid', 'offline_access', 'email', 'profile'],
+    scopes: SCOPES,
+    extraParams: { scope: grantableScopeRequired },
     responseTypes: ['code'],
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    clientAuthMethods: CLIENT_AUTH_METHODS,
+    // RFC 8414 §2: left out, these two would say `client_secret_basic` alone, yet both endpoints take
+    // what the token endpoint takes (a public client revokes and introspects its own tokens with `none`).
+    discovery: {
+      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    },
     enabledJWA: { idTokenSigningAlgValues: [ID_TOKEN_ALG], userinfoSigningAlgValues: [ID_TOKEN_ALG] },
     extraClientMetadata: { properties: [WORKSPACE_METADATA] },
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },

@@ -163,4 +163,53 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     // A method the provider routes nowhere passes the middleware untouched (no route, no ctx.oidc).
     expect((await fetch(`${app.url}/oauth/token`)).status).toBeLessThan(500);
   });
+
+  it("a browser app can read the refusals the service writes itself: CORS on the 429, an unreadable body's 400 and the 405", async () => {
+    const origin = 'http://localhost:5173';
+    const ip = someIp();
+    // The provider's own answer to the SPA's origin (registered through its redirect URI), for comparison.
+    const provider = await post('/oauth/token', { grant_type: 'refresh_token', refresh_token: 'unknown', client_id: spaId }, { origin });
+    expect([provider.status, provider.headers.get('access-control-allow-origin')]).toEqual([400, origin]);
+
+    for (let i = 0; i < 60; i++) {
+      await post(
+        '/oauth/token',
+        { grant_type: 'refresh_token', refresh_token: 'unknown', client_id: spaId },
+        { origin, 'x-forwarded-for': ip },
+      );
+    }
+    const limited = await post(
+      '/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: 'unknown', client_id: spaId },
+      { origin, 'x-forwarded-for': ip },
+    );
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('access-control-allow-origin')).toBe('*');
+    expect(limited.headers.get('access-control-expose-headers')).toContain('Retry-After');
+    expect(await limited.json()).toEqual({ error: 'rate_limited', error_description: expect.any(String) });
+
+    const malformed = await fetch(`${app.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': someIp(), origin },
+      body: '{"grant_type": ',
+    });
+    expect([malformed.status, malformed.headers.get('access-control-allow-origin')]).toEqual([400, '*']);
+    const wrongMethod = await fetch(`${app.url}/oauth/token`, { headers: { 'x-forwarded-for': someIp(), origin } });
+    expect([wrongMethod.status, wrongMethod.headers.get('access-control-allow-origin')]).toEqual([405, '*']);
+  });
+
+  it('discovery names the client authentication revocation and introspection take, and each one named works there', async () => {
+    const doc = await (await fetch(`${app.url}/.well-known/openid-configuration`)).json();
+    const methods = ['client_secret_basic', 'client_secret_post', 'none'];
+    // RFC 8414 §2: omitted, each would mean client_secret_basic alone.
+    expect(doc.revocation_endpoint_auth_methods_supported).toEqual(methods);
+    expect(doc.introspection_endpoint_auth_methods_supported).toEqual(methods);
+    expect(doc.token_endpoint_auth_methods_supported).toEqual(methods);
+    for (const path of ['/oauth/revoke', '/oauth/introspect']) {
+      const basicAuth = await post(path, { token: 'not-a-token' }, { authorization: basic(m2m.id, m2m.secret) });
+      const postAuth = await post(path, { token: 'not-a-token', client_id: m2m.id, client_secret: m2m.secret });
+      const none = await post(path, { token: 'not-a-token', client_id: spaId });
+      expect([basicAuth.status, postAuth.status, none.status], path).toEqual([200, 200, 200]);
+    }
+  });
 });
