@@ -141,9 +141,9 @@ export class SigningKeys {
 
   private async reload(): Promise<void> {
     const em = this.orm.em.fork();
-    const key = await em.findOne(SigningKey, { retiredAt: null, alg: ACCESS_TOKEN_ALG }, { orderBy: { createdAt: 'desc' } });
+    const key = await em.findOne(SigningKey, { retiredAt: null, alg: ACCESS_TOKEN_ALG }, { orderBy: { createdAt: 'desc', id: 'desc' } });
     if (!key) throw new Error('no active signing key');
-    const idKeys = await em.find(SigningKey, { alg: ID_TOKEN_ALG }, { orderBy: { createdAt: 'desc' } });
+    const idKeys = await em.find(SigningKey, { alg: ID_TOKEN_ALG }, { orderBy: { createdAt: 'desc', id: 'desc' } });
     const jwk = JSON.parse(this.box.open(key.privateJwk)) as JWK;
     this.active = { kid: key.id, privateKey: (await importJWK(jwk, key.alg)) as CryptoKey };
     this.idTokenKeys = this.loadIdTokenKeys(idKeys);
@@ -177,7 +177,7 @@ export class SigningKeys {
   }
 
   async jwks(): Promise<{ keys: PublicJwk[] }> {
-    const keys = await this.orm.em.fork().find(SigningKey, {}, { orderBy: { createdAt: 'desc' } });
+    const keys = await this.orm.em.fork().find(SigningKey, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
     return {
       keys: keys.filter((k) => this.isPublished(k)).map((k) => ({ ...k.publicJwk, kid: k.id, alg: k.alg, use: 'sig' as const })),
     };
