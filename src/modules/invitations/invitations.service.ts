@@ -125,6 +125,9 @@ export async function createInvitation(
 export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: string, now: Date) {
   const invitation = await findInvitation(scope.em, id);
   if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
+  // A user created with the address since the invitation was sent: the new link could only answer 409.
+  if ((await scope.em.count(User, { email: invitation.email })) > 0)
+    throw new AppError('CONFLICT', 'A user with this email already exists');
   const token = newSecret('inv_');
   Object.assign(invitation, { tokenHash: sha256(token), lastSentAt: now, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS) });
   await send(deps, scope.em, invitation, await scope.em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);

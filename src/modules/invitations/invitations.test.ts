@@ -105,6 +105,19 @@ describe('invitations', () => {
     expect((await accept({ token: second, password: 'invited passphrase' })).status).toBe(200);
   });
 
+  it('refuses to resend an invitation whose address has a user by now (409): the link could only answer 409', async () => {
+    const email = uniqueEmail('taken-since');
+    const created = await invite({ email });
+    expect(created.status).toBe(201);
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'created meanwhile' } });
+    expect(user.status).toBe(201);
+    const resent = await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey });
+    expect([resent.status, resent.body.error?.code]).toEqual([409, 'CONFLICT']);
+    // Once the user is gone, the invitation can be sent again.
+    expect((await call(app, 'DELETE', `/api/v1/users/${user.body.data.id}`, { token: ws.apiKey })).status).toBe(200);
+    expect((await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey })).status).toBe(200);
+  });
+
   it('counts acceptances per IP on their own: ten a minute, and the password endpoints keep theirs', async () => {
     const ip = someIp();
     const from = { 'x-forwarded-for': ip };
