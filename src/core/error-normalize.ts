@@ -4,14 +4,28 @@ import { z } from 'zod';
 import { AppError, type FieldProblem } from './errors.ts';
 
 /**
+ * A body member the schema does not know, named by its own path as every other field problem is
+ * (`{"path": "font"}`, `{"path": "owner.nickname"}`), so a client can point at the field it sent.
+ */
+export function unknownFieldProblem(path: string): FieldProblem {
+  return { path, message: 'is not a known field' };
+}
+
+/**
  * One entry per field and message: zod may report one rule twice (a URL that is neither https nor on a
- * domain name fails both parts of `z.url`'s check, each with the check's one message).
+ * domain name fails both parts of `z.url`'s check, each with the check's one message). zod reports the
+ * unknown members of an object as one issue on the object; each becomes an entry of its own.
  */
 function zodProblems(error: z.core.$ZodError): FieldProblem[] {
   const problems = new Map<string, FieldProblem>();
+  const add = (problem: FieldProblem) => problems.set(`${problem.path}\n${problem.message}`, problem);
   for (const issue of error.issues) {
-    const problem = { path: issue.path.map(String).join('.') || '(body)', message: issue.message };
-    problems.set(`${problem.path}\n${problem.message}`, problem);
+    const path = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) add(unknownFieldProblem([...path, key].join('.')));
+    } else {
+      add({ path: path.join('.') || '(body)', message: issue.message });
+    }
   }
   return [...problems.values()];
 }

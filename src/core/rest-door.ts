@@ -6,7 +6,7 @@ import { appRouter } from '../router.ts';
 import { createContext, type AppDeps, type Context } from './context.ts';
 import { sendData, sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
-import { toAppError } from './error-normalize.ts';
+import { toAppError, unknownFieldProblem } from './error-normalize.ts';
 import { getRequestInfo } from './request-info.ts';
 import { UnstorableTextError } from './storable-text.ts';
 import type { Meta } from './trpc.ts';
@@ -132,7 +132,7 @@ function bodyInput(req: Request, members: Set<string> | null): Record<string, un
   const unknown = members ? Object.keys(body).filter((key) => !members.has(key)) : [];
   if (unknown.length > 0) {
     throw new AppError('BAD_REQUEST', 'The request is invalid', {
-      details: unknown.map((key) => ({ path: '(body)', message: `Unrecognized key: ${JSON.stringify(key)}` })),
+      details: unknown.map((key) => unknownFieldProblem(key)),
     });
   }
   return body as Record<string, unknown>;

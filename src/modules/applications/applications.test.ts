@@ -235,7 +235,7 @@ describe('applications', () => {
     [{ name: 'x', type: 'native', redirect_uris: ['javascript://alert(1)'] }, 'redirect_uris.0'],
     [{ name: 'x', type: 'native', redirect_uris: ['http://app.example.com/cb'] }, 'redirect_uris.0'],
     [{ name: 'x', type: 'm2m', redirect_uris: ['https://a.example.com/cb'] }, 'redirect_uris'],
-    [{ name: 'x', type: 'web', redirect_uris: ['https://a.example.com/cb'], secret: 'mine' }, '(body)'],
+    [{ name: 'x', type: 'web', redirect_uris: ['https://a.example.com/cb'], secret: 'mine' }, 'secret'],
   ])('refuses %j (400, %s)', async (body, path) => {
     const res = await create(body);
     expect(res.status).toBe(400);

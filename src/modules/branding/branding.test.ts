@@ -91,7 +91,7 @@ describe('branding', () => {
     ['a logo URL with credentials', { logo_url: 'https://user:pw@cdn.brand.example/logo.png' }, 'logo_url'],
     ['a bad support email', { support_email: 'not an email' }, 'support_email'],
     ['an empty name', { name: '   ' }, 'name'],
-    ['an unknown field', { font: 'Comic Sans' }, '(body)'],
+    ['an unknown field', { font: 'Comic Sans' }, 'font'],
   ])('refuses %s with 400 and the field, named once', async (_label, body, path) => {
     const res = await patch(body);
     expect([res.status, res.body.error.code]).toEqual([400, 'BAD_REQUEST']);

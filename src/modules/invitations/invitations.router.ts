@@ -48,7 +48,7 @@ export const invitationsRouter = router({
         protect: true,
       },
       audit: 'invitation.resend',
-      conflict: 'The invitation is no longer pending',
+      conflict: 'The invitation is no longer pending, or its address has a user by now',
     })
     .input(invitationIdInput)
     .output(invitationOutput)

@@ -6,7 +6,8 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
-import { startSession, type Origin } from '../auth/sessions.service.ts';
+import type { Origin } from '../auth/sessions.service.ts';
+import { signInVerifiedUser } from '../auth/sign-in.ts';
 import { queueEmail } from '../email/outbox.ts';
 import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
@@ -124,6 +125,9 @@ export async function createInvitation(
 export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: string, now: Date) {
   const invitation = await findInvitation(scope.em, id);
   if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
+  // A user created with the address since the invitation was sent: the new link could only answer 409.
+  if ((await scope.em.count(User, { email: invitation.email })) > 0)
+    throw new AppError('CONFLICT', 'A user with this email already exists');
   const token = newSecret('inv_');
   Object.assign(invitation, { tokenHash: sha256(token), lastSentAt: now, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS) });
   await send(deps, scope.em, invitation, await scope.em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);
@@ -223,5 +227,10 @@ export async function acceptInvitation(
   emitEvent(scope, 'invitation.accepted', { id: row.id, user_id: user.id, email: user.email });
   emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name, via: 'invitation' });
   await em.flush();
-  return startSession(deps, em, { userId: user.id, method: 'invitation' }, origin);
+  // Accepting signs the invitee in, so the stages after the password run as for any sign-in (a
+  // post-login action may deny it or add claims; a refusal keeps the account, as a sign-in would).
+  const result = await signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: user.id, method: 'invitation', origin });
+  // An account made a moment ago has no verified factor, so nothing can answer it with a challenge.
+  if (result.kind === 'challenge') throw new AppError('INTERNAL', 'A new account was asked for a second factor it cannot have');
+  return result.tokens;
 }

@@ -50,6 +50,40 @@ describe('invitations', () => {
     expect([twice.status, twice.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
   });
 
+  it('runs the post-login actions when an invitee accepts, as at every sign-in: a deny refuses the session (403), claims reach the token', async () => {
+    const own = await createWorkspace(app);
+    const created = await call(app, 'POST', '/api/v1/actions/', {
+      token: own.apiKey,
+      body: {
+        name: 'Gate',
+        code: `exports.onExecutePostLogin = async (event, api) => {
+  if (event.user.email.startsWith('denied')) return api.access.deny('Not from this team');
+  api.accessToken.setCustomClaim('https://example.com/team', 'blue');
+};`,
+      },
+    });
+    expect(created.status).toBe(201);
+    expect((await call(app, 'POST', `/api/v1/actions/${created.body.data.id}/deploy`, { token: own.apiKey })).status).toBe(200);
+    const acceptInvite = async (email: string) => {
+      expect((await invite({ email }, own.apiKey)).status).toBe(201);
+      return accept({ token: linkTokenIn(await mail.waitFor(email), 'accept-invitation').token, password: 'invited passphrase' });
+    };
+
+    const denied = uniqueEmail('denied');
+    const refused = await acceptInvite(denied);
+    expect([refused.status, refused.body.error?.code, refused.body.error?.message]).toEqual([403, 'FORBIDDEN', 'Not from this team']);
+    expect(refused.body.data).toBeUndefined();
+    // The account exists (the link was used), and signing in is refused the same way.
+    const users = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(denied)}`, { token: own.apiKey });
+    expect(users.body.data.map((u: { email: string }) => u.email)).toEqual([denied]);
+    expect((await login(app, own.id, denied, 'invited passphrase')).status).toBe(403);
+
+    const welcome = await acceptInvite(uniqueEmail('welcome'));
+    expect(welcome.status).toBe(200);
+    const claims = JSON.parse(Buffer.from(welcome.body.data.access_token.split('.')[1], 'base64url').toString());
+    expect(claims['https://example.com/team']).toBe('blue');
+  });
+
   it('refuses to invite an existing user or an address already invited (409)', async () => {
     expect((await invite({ email: ws.owner.email })).status).toBe(409);
     const email = uniqueEmail('twice');
@@ -69,6 +103,19 @@ describe('invitations', () => {
     expect(second).not.toBe(first);
     expect((await accept({ token: first, password: 'invited passphrase' })).status).toBe(401);
     expect((await accept({ token: second, password: 'invited passphrase' })).status).toBe(200);
+  });
+
+  it('refuses to resend an invitation whose address has a user by now (409): the link could only answer 409', async () => {
+    const email = uniqueEmail('taken-since');
+    const created = await invite({ email });
+    expect(created.status).toBe(201);
+    const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'created meanwhile' } });
+    expect(user.status).toBe(201);
+    const resent = await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey });
+    expect([resent.status, resent.body.error?.code]).toEqual([409, 'CONFLICT']);
+    // Once the user is gone, the invitation can be sent again.
+    expect((await call(app, 'DELETE', `/api/v1/users/${user.body.data.id}`, { token: ws.apiKey })).status).toBe(200);
+    expect((await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey })).status).toBe(200);
   });
 
   it('counts acceptances per IP on their own: ten a minute, and the password endpoints keep theirs', async () => {
