@@ -82,6 +82,24 @@ describe('passwords: forgot, reset, change', () => {
     for (const user of users) expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(200);
   });
 
+  it('holds no database connection while a change checks the current password with Argon2id', async () => {
+    const changers = await Promise.all(Array.from({ length: 5 }, async () => signIn(app, ws.id, (await newUser()).email, PASSWORD)));
+    // Five changes, more than the pool has connections; each one's first hash goes through, its second waits.
+    const { meanwhile, results } = await whileHashesWait(
+      5,
+      (i) =>
+        call(app, 'POST', '/api/v1/auth/password/change', {
+          token: changers[i]?.accessToken,
+          headers: { 'x-forwarded-for': someIp() },
+          body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+        }),
+      () => call(app, 'GET', '/api/v1/users?per_page=1', { token: ws.apiKey }),
+      { after: 5 },
+    );
+    expect(meanwhile.status).toBe(200);
+    expect(results.map((res) => res.status)).toEqual([200, 200, 200, 200, 200]);
+  });
+
   it('a reset ends every session of the user, each told as session.revoked with reason password_reset', async () => {
     const user = await newUser();
     const sessions = [await signIn(app, ws.id, user.email, PASSWORD), await signIn(app, ws.id, user.email, PASSWORD)];
