@@ -32,6 +32,23 @@ export function canonicalEmail(raw: string): string {
   return `${text.slice(0, at).toLowerCase()}@${canonicalDomain(text.slice(at + 1))}`;
 }
 
+/** The dots UTS #46 takes as label separators: full stop, ideographic, fullwidth and halfwidth ones. */
+const LABEL_DOTS = /[.\u3002\uff0e\uff61]/;
+
+/**
+ * A search text in the form stored addresses are in: after the last `@` (or throughout, when there is
+ * none), each whole label that is not ASCII in its punycode (`bücher` → `xn--bcher-kva`), so that
+ * `bob@bücher.de` and `bücher` find `bob@xn--bcher-kva.de`. A part of a label has no punycode of its
+ * own: it is converted all the same and matches no stored address (a name still finds it as typed).
+ */
+export function addressSearchForm(text: string): string {
+  if (ASCII.test(text)) return text;
+  const at = text.lastIndexOf('@');
+  const labels = text.slice(at + 1).split(LABEL_DOTS);
+  const domain = labels.map((label) => (ASCII.test(label) ? label : domainToASCII(label) || label)).join('.');
+  return `${text.slice(0, at + 1)}${domain}`;
+}
+
 /**
  * An address the API accepts, once canonical: zod's practical pattern (ASCII local part, dotted
  * domain), with a punycode top-level domain (`xn--p1ai`, .рф) allowed as well as a letters-only one.

@@ -29,6 +29,13 @@ export interface SweepOptions {
   byWorkspace?: boolean;
   /** The primary key's columns, comma-separated. Default `id`. */
   key?: string;
+  /**
+   * The indexed expression `doneBefore` bounds (`least(ended_at, expires_at)`): rows are picked in its
+   * order, oldest first, so the plan walks that index whatever the cutoff. Without an order, the
+   * prepared statement's generic plan (which knows no cutoff, so guesses a third of the table is
+   * due) scans the table, and so may a plan for a cutoff that admits many rows.
+   */
+  doneAt?: string;
 }
 
 /**
@@ -43,7 +50,7 @@ export function sweepOf(table: string, doneBefore: string, keepMs: number, optio
         cross join lateral (select ${key} from ${table} where workspace_id = w.id and ${doneBefore}
                              limit ${batch} for update skip locked) old
         limit ${batch}`
-    : `select ${key} from ${table} where ${doneBefore} limit ${batch} for update skip locked`;
+    : `select ${key} from ${table} where ${doneBefore}${options.doneAt ? ` order by ${options.doneAt}` : ''} limit ${batch} for update skip locked`;
   return {
     table,
     statement: { name: `sweep_${table}`, text: `delete from ${table} where (${key}) in (${picked}) returning 1 as n` },

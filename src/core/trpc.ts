@@ -24,7 +24,7 @@ import { attemptedEmail, recordRateLimitedAttempt } from './rate-limited-attempt
  * `singleStatement` for mutations whose whole work is one atomic SQL statement (no BEGIN/COMMIT), and
  * `ownTransaction` for mutations that keep their own atomicity so that no connection is held while
  * they wait: on the network (a DNS lookup, then a short transaction of their own), or on Argon2id
- * (sign-in, whose writes are single statements: auth/sign-in.ts).
+ * (sign-in, whose writes are single statements: auth/sign-in.ts; a password change).
  *
  * - `tenantHeader`: the workspace is named by `X-Tenant-ID` (public calls about one workspace; the
  *   OpenAPI document says so).

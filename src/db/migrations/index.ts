@@ -29,6 +29,7 @@ import { Migration20261201000000_canonical_emails } from './Migration20261201000
 import { Migration20261201010000_nfc_user_names } from './Migration20261201010000_nfc_user_names.ts';
 import { Migration20261201100000_access_request_cancelled } from './Migration20261201100000_access_request_cancelled.ts';
 import { Migration20261201110000_deny_orphaned_requests } from './Migration20261201110000_deny_orphaned_requests.ts';
+import { Migration20261202090000_session_sweep_index } from './Migration20261202090000_session_sweep_index.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -65,4 +66,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261201010000_nfc_user_names', class: Migration20261201010000_nfc_user_names },
   { name: 'Migration20261201100000_access_request_cancelled', class: Migration20261201100000_access_request_cancelled },
   { name: 'Migration20261201110000_deny_orphaned_requests', class: Migration20261201110000_deny_orphaned_requests },
+  { name: 'Migration20261202090000_session_sweep_index', class: Migration20261202090000_session_sweep_index },
 ];

@@ -130,7 +130,8 @@ export const authRouter = router({
         protect: true,
       },
       audit: 'auth.password_change',
-      hashes: ['new_password'],
+      // It checks the current password before hashing the new one, and holds no connection meanwhile.
+      ownTransaction: true,
     })
     .input(changeInput)
     .output(z.object({ password_changed: z.literal(true), ended_sessions: z.number().int() }))

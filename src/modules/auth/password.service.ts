@@ -14,6 +14,7 @@ import { PasswordResetToken } from './session.entity.ts';
 import { endUserSessions, type Origin } from './sessions.service.ts';
 import { emitEvent } from '../events/events.ts';
 import { countFailure, expireLock, type LockableUser } from './lockout.ts';
+import { writingAddedRows } from './sign-in.ts';
 
 export const RESET_TTL_MS = 30 * 60 * 1000;
 /** At most one reset email per address per minute. */
@@ -165,41 +166,65 @@ export async function resetPassword(
  * current password counts toward the lockout as a wrong sign-in does, and a locked account changes
  * nothing until the lock ends: otherwise a stolen access token could guess the password here
  * without limit.
+ *
+ * `em` is in no transaction (meta `ownTransaction`), so no connection is held while Argon2id checks
+ * the current password and then hashes the new one (a wrong current password costs no second hash).
+ * What must be atomic is: a wrong password's count (and lock) with its failure row; the new password
+ * with the end of the other sessions, the retired reset links, the audit row and the event. The rows
+ * added to `em` (a refusal's audit row, a lapsed lock's event) are written at the end, also when the
+ * change is refused (`keepChanges`), as sign-in does.
  */
-export async function changePassword(
+export function changePassword(
   deps: AppDeps,
   em: EntityManager,
   who: { userId: string; sessionId: string; workspaceId: string },
   input: { current_password: string; new_password: string },
   origin: Origin,
 ) {
-  const now = deps.clock.now();
-  const user = await em.findOneOrFail(User, { id: who.userId }, { populate: ['passwordHash'] });
-  const scope: AuditScope = { em, workspaceId: who.workspaceId, actor: { type: 'user', id: user.id }, ...origin };
-  const refuse = (reason: string, error: AppError, extra: Record<string, unknown> = {}) => {
-    recordAudit(scope, {
-      eventType: 'auth.password_change',
-      outcome: 'failure',
-      target: { type: 'user', id: user.id },
-      details: { reason, ...extra },
+  return writingAddedRows(em, async () => {
+    const now = deps.clock.now();
+    const user = await em.findOneOrFail(User, { id: who.userId }, { populate: ['passwordHash'] });
+    const scope: AuditScope = { em, workspaceId: who.workspaceId, actor: { type: 'user', id: user.id }, ...origin };
+    const refuse = (reason: string, error: AppError, extra: Record<string, unknown> = {}, at: EntityManager = em) => {
+      recordAudit(
+        { ...scope, em: at },
+        { eventType: 'auth.password_change', outcome: 'failure', target: { type: 'user', id: user.id }, details: { reason, ...extra } },
+      );
+      return error;
+    };
+    const lockable: LockableUser = { id: user.id, email: user.email, status: user.status, lockedUntil: user.lockedUntil };
+    await expireLock(em, who.workspaceId, lockable, now);
+    if (lockable.status === 'locked') throw refuse('account_locked', accountLocked(lockable.lockedUntil));
+    const currentHash = user.passwordHash;
+    if (!currentHash || !(await verifyPassword(currentHash, input.current_password))) {
+      throw await em.transactional(async (tx) => {
+        const locked = await countFailure(tx, who.workspaceId, lockable, now);
+        return refuse(
+          'wrong_password',
+          new AppError('INVALID_CREDENTIALS', 'The current password is incorrect', { keepChanges: true }),
+          locked ? { account_locked: true } : {},
+          tx,
+        );
+      });
+    }
+    const passwordHash = await hashPassword(input.new_password);
+    return em.transactional(async (tx) => {
+      const txScope: AuditScope = { ...scope, em: tx };
+      // Only over the password just checked: a reset or another change since then made it no longer current.
+      const changed = await tx.execute<{ id: string }[]>(
+        'update users set password_hash = ?, failed_login_count = 0, updated_at = ? where id = ? and password_hash = ? returning id',
+        [passwordHash, now, user.id, currentHash],
+      );
+      if (changed.length === 0) throw new AppError('INVALID_CREDENTIALS', 'The current password is incorrect');
+      const ended = await endUserSessions(txScope, user.id, now, 'password_change', who.sessionId);
+      await retireResetLinks(tx, user.id, now);
+      recordAudit(txScope, {
+        eventType: 'auth.password_change',
+        target: { type: 'user', id: user.id },
+        details: { ended_sessions: ended },
+      });
+      emitEvent(txScope, 'password.changed', { user_id: user.id, ended_sessions: ended });
+      return { password_changed: true as const, ended_sessions: ended };
     });
-    return error;
-  };
-  const lockable: LockableUser = { id: user.id, email: user.email, status: user.status, lockedUntil: user.lockedUntil };
-  await expireLock(em, who.workspaceId, lockable, now);
-  if (lockable.status === 'locked') throw refuse('account_locked', accountLocked(lockable.lockedUntil));
-  if (!user.passwordHash || !(await verifyPassword(user.passwordHash, input.current_password))) {
-    const locked = await countFailure(em, who.workspaceId, lockable, now);
-    throw refuse(
-      'wrong_password',
-      new AppError('INVALID_CREDENTIALS', 'The current password is incorrect', { keepChanges: true }),
-      locked ? { account_locked: true } : {},
-    );
-  }
-  Object.assign(user, { passwordHash: await hashPassword(input.new_password), failedLoginCount: 0, updatedAt: now });
-  const ended = await endUserSessions(scope, user.id, now, 'password_change', who.sessionId);
-  await retireResetLinks(em, user.id, now);
-  recordAudit(scope, { eventType: 'auth.password_change', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } });
-  emitEvent(scope, 'password.changed', { user_id: user.id, ended_sessions: ended });
-  return { password_changed: true as const, ended_sessions: ended };
+  });
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../core/passwords.ts';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
 import { whileHashesWait } from '../../../test/helpers/hashing.ts';
@@ -80,6 +81,47 @@ describe('passwords: forgot, reset, change', () => {
     expect(meanwhile.status).toBe(200);
     expect(results.map((res) => res.status)).toEqual([200, 200, 200, 200, 200, 200]);
     for (const user of users) expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(200);
+  });
+
+  it('holds no database connection while a change checks the current password with Argon2id', async () => {
+    const changers = await Promise.all(Array.from({ length: 5 }, async () => signIn(app, ws.id, (await newUser()).email, PASSWORD)));
+    // Five changes, more than the pool has connections; each one's first hash goes through, its second waits.
+    const { meanwhile, results } = await whileHashesWait(
+      5,
+      (i) =>
+        call(app, 'POST', '/api/v1/auth/password/change', {
+          token: changers[i]?.accessToken,
+          headers: { 'x-forwarded-for': someIp() },
+          body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+        }),
+      () => call(app, 'GET', '/api/v1/users?per_page=1', { token: ws.apiKey }),
+      { after: 5 },
+    );
+    expect(meanwhile.status).toBe(200);
+    expect(results.map((res) => res.status)).toEqual([200, 200, 200, 200, 200]);
+  });
+
+  it('refuses a change whose current password was replaced while it was being checked, and keeps the replacement', async () => {
+    const user = await newUser();
+    const { accessToken } = await signIn(app, ws.id, user.email, PASSWORD);
+    const REPLACED = 'a password set meanwhile';
+    const replacedHash = await hashPassword(REPLACED);
+    // The change's first hash (the current password's check) goes through; while its second waits, another
+    // write (a reset, an admin's import) replaces the password.
+    const { results } = await whileHashesWait(
+      1,
+      () =>
+        call(app, 'POST', '/api/v1/auth/password/change', {
+          token: accessToken,
+          headers: { 'x-forwarded-for': someIp() },
+          body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+        }),
+      () => app.deps.orm.em.getConnection().execute('update users set password_hash = ? where id = ?', [replacedHash, user.id]),
+      { after: 1 },
+    );
+    expect([results[0]?.status, results[0]?.body.error?.code]).toEqual([401, 'INVALID_CREDENTIALS']);
+    expect((await login(app, ws.id, user.email, NEW_PASSWORD)).status).toBe(401);
+    expect((await login(app, ws.id, user.email, REPLACED)).status).toBe(200);
   });
 
   it('a reset ends every session of the user, each told as session.revoked with reason password_reset', async () => {

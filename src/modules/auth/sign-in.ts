@@ -254,7 +254,7 @@ export async function signInWith<T>(
 }
 
 /** Writes the rows `run` added to `em` once it is done, and when it is refused with `keepChanges`. */
-async function writingAddedRows<T>(em: EntityManager, run: () => Promise<T>): Promise<T> {
+export async function writingAddedRows<T>(em: EntityManager, run: () => Promise<T>): Promise<T> {
   let result: T;
   try {
     result = await run();

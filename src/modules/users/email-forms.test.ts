@@ -135,6 +135,36 @@ describe('email addresses: one stored form, whatever the spelling', () => {
     expect((await login(app, ws.id, `Dora@${unicode}`, PASSWORD)).body.data?.user?.id).toBe(dora);
   });
 
+  it('finds a user by an internationalised domain typed in Unicode, whole labels at least, as by its punycode', async () => {
+    const { unicode, ascii } = idnDomain();
+    const label = unicode.split('.')[0] as string;
+    const bob = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: `bob@${unicode}`, password: PASSWORD } });
+    expect(bob.status).toBe(201);
+    // A name holds the label as typed: its matches are found in Unicode, beside the address's.
+    const reader = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: `reader-${randomUUID().slice(0, 8)}@example.com`, name: `Leser von ${label}`, password: PASSWORD },
+    });
+    expect(reader.status).toBe(201);
+    const search = async (q: string) => {
+      const res = await call(app, 'GET', `/api/v1/users?${new URLSearchParams({ q })}`, { token: ws.apiKey });
+      expect(res.status).toBe(200);
+      return (res.body.data as { id: string }[]).map((user) => user.id).sort();
+    };
+    const both = [bob.body.data.id, reader.body.data.id].sort();
+    expect(await search(`bob@${unicode}`)).toEqual([bob.body.data.id]);
+    expect(await search(`BOB@${unicode.toUpperCase()}`)).toEqual([bob.body.data.id]);
+    expect(await search(unicode)).toEqual([bob.body.data.id]);
+    expect(await search(ascii)).toEqual([bob.body.data.id]);
+    expect(await search(label)).toEqual(both);
+    // A part of a label has no punycode of its own: only the name, which holds it as typed, matches.
+    expect(await search(label.slice(1))).toEqual([reader.body.data.id]);
+    const filtered = await call(app, 'GET', `/api/v1/users?${new URLSearchParams({ q: `bob@${unicode}`, status: 'active' })}`, {
+      token: ws.apiKey,
+    });
+    expect(filtered.body.data.map((user: { id: string }) => user.id)).toEqual([bob.body.data.id]);
+  });
+
   it('still refuses what is no address: inner spaces, a non-ASCII local part, zero-width and fullwidth letters', async () => {
     for (const email of ['al ice@example.com', 'josé@example.com', 'b\u200bob@example.com', 'ｂｏｂ@example.com', 'bob@', '@example.com']) {
       const res = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });

@@ -1,5 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { runStatement, type Statement } from '../../core/sql.ts';
+import { addressSearchForm } from '../../core/addresses.ts';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import { BatchedLookup, keyedBy, perOwner } from '../../core/batched-lookup.ts';
 import { AppError } from '../../core/errors.ts';
@@ -97,9 +98,10 @@ function listStatements(withQ: boolean, withStatus: boolean): ListStatements {
   // A status is the one shown at the time given after it ($3), so a lapsed lock lists as active.
   if (withStatus) filters.push(`${statusAtSql('$3::timestamptz')} = $2`);
   const q = withStatus ? 4 : 2;
-  if (withQ) filters.push(`(users.email ilike $${q} or users.name ilike $${q})`);
+  // Addresses are matched in their stored (punycode) form, names as typed: two patterns.
+  if (withQ) filters.push(`(users.email ilike $${q + 1} or users.name ilike $${q})`);
   const where = filters.join(' and ');
-  const n = (withStatus ? 3 : 1) + (withQ ? 1 : 0);
+  const n = (withStatus ? 3 : 1) + (withQ ? 2 : 0);
   const name = `users_list${withQ ? '_q' : ''}${withStatus ? '_status' : ''}`;
   const columns = withQ ? `${USER_COLUMNS}, count(*) over ()::int as total` : USER_COLUMNS;
   return {
@@ -122,7 +124,7 @@ export async function listUsers(orm: MikroORM, workspaceId: string, query: ListU
   const statements = LIST_STATEMENTS.get(`${!!query.q}:${!!query.status}`) as ListStatements;
   const params: unknown[] = [workspaceId];
   if (query.status) params.push(query.status, now.toISOString());
-  if (query.q) params.push(likePattern(query.q));
+  if (query.q) params.push(likePattern(query.q), likePattern(addressSearchForm(query.q)));
   const { limit, offset } = offsetOf(query);
   if (statements.countsInPage) {
     const rows = await runStatement<UserRow & { total: number }>(orm, statements.page, [...params, limit, offset]);
