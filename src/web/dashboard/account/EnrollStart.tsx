@@ -19,6 +19,7 @@ export function EnrollStart({ onEnrolled }: { onEnrolled(enrollment: Enrollment)
     >
       <TextField
         label="Name"
+        name="name"
         value={name}
         onChange={setName}
         required

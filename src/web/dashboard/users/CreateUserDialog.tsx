@@ -30,9 +30,9 @@ export function CreateUserDialog() {
       mutation={create}
       onReset={reset}
     >
-      <TextField label="Email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
-      <TextField label="Name" value={name} onChange={setName} hint="Optional." autoComplete="off" />
-      <NewPasswordField label="First password" value={password} onChange={setPassword} />
+      <TextField label="Email" name="email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
+      <TextField label="Name" name="name" value={name} onChange={setName} hint="Optional." autoComplete="off" />
+      <NewPasswordField label="First password" name="password" value={password} onChange={setPassword} />
     </FormDialog>
   );
 }

@@ -66,9 +66,10 @@ export function UserRolesPanel({ user }: { user: User }) {
         )}
       </QueryState>
       <Form label="Give a role" onSubmit={() => assign.mutate()} submitLabel="Give role" busy={assign.isPending} error={assign.error}>
-        <SelectField label="Role" value={roleId} options={options} onChange={setRoleId} required />
+        <SelectField label="Role" name="role_id" value={roleId} options={options} onChange={setRoleId} required />
         <TextField
           label="Until"
+          name="expires_at"
           type="datetime-local"
           value={until}
           onChange={setUntil}

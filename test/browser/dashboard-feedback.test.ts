@@ -1,0 +1,96 @@
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureWebBuild } from '../../scripts/web-build.ts';
+import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
+import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
+import { call } from '../helpers/http.ts';
+import { uniqueEmail } from '../helpers/workspace.ts';
+
+/** The texts an input is described by (its hint, then what the API said about it), as a screen reader reads them. */
+function descriptionOf(field: Locator): Promise<string> {
+  return field.evaluate((input) =>
+    (input.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((id) => document.getElementById(id)?.textContent ?? '')
+      .join(' '),
+  );
+}
+
+/**
+ * What the dashboard tells an administrator after a change: a refused field named by the field, an
+ * unconfirmed authenticator app that can still be finished, and role changes seen on every screen
+ * without a reload. One service, one browser, the owner in one tab; the tests run in order.
+ */
+describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a change', () => {
+  let app: TestApp;
+  let chromium: Chromium;
+  let owner: Page;
+  const ownerAccount = { email: uniqueEmail('olivia'), password: 'correct horse battery' };
+  const ada = uniqueEmail('ada');
+
+  beforeAll(async () => {
+    await ensureWebBuild();
+    app = await startTestApp();
+    const res = await call(app, 'POST', '/platform/v1/workspaces', {
+      token: PLATFORM_TOKEN,
+      body: { name: 'Acme Corp', owner: ownerAccount },
+    });
+    expect(res.status).toBe(201);
+    const apiKey: string = res.body.data.api_key;
+    expect((await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email: ada, password: 'a long passphrase' } })).status).toBe(
+      201,
+    );
+    chromium = await launchChromium();
+    owner = await chromium.newPage();
+    await owner.goto(`${app.url}/login?workspace=${res.body.data.workspace.id}`);
+    await owner.getByLabel('Email', { exact: true }).fill(ownerAccount.email);
+    await owner.getByLabel('Password', { exact: true }).fill(ownerAccount.password);
+    await owner.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await owner.waitForURL('**/dashboard/users');
+  });
+  afterAll(async () => {
+    await chromium?.close();
+    await app?.close();
+  });
+
+  const nav = () => owner.getByRole('navigation', { name: 'Dashboard', exact: true });
+
+  it('shows each field problem of a refused form under its field, and a banner only for what no field shows', async () => {
+    await owner.getByRole('button', { name: 'Create user', exact: true }).click();
+    const dialog = owner.getByRole('dialog', { name: 'Create a user', exact: true });
+    const email = dialog.getByLabel('Email', { exact: true });
+    // The browser's own check lets `a@b` through; the API refuses it, naming `email`.
+    await email.fill('a@b');
+    await dialog.getByLabel('First password', { exact: true }).fill('a long passphrase');
+    await dialog.getByRole('button', { name: 'Create user', exact: true }).click();
+    await dialog.getByText('Must be an email address', { exact: true }).waitFor();
+    expect(await email.getAttribute('aria-invalid')).toBe('true');
+    expect(await descriptionOf(email)).toBe('Must be an email address');
+    expect(await owner.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('email');
+    expect(await dialog.getByRole('alert').count()).toBe(0);
+    expect(await dialog.getByLabel('First password', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+
+    // A refusal about no field (the address is taken) stays a banner, and the field is no longer marked.
+    await email.fill(ada);
+    await dialog.getByRole('button', { name: 'Create user', exact: true }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'already' }).waitFor();
+    expect(await email.getAttribute('aria-invalid')).toBeNull();
+    expect(await dialog.getByText('Must be an email address', { exact: true }).count()).toBe(0);
+    await dialog.getByRole('button', { name: 'Close', exact: true }).click();
+
+    // A nested field (`sso.default_role`) in another form.
+    await nav().getByRole('link', { name: 'Organizations', exact: true }).click();
+    await owner.getByRole('button', { name: 'Create organization', exact: true }).click();
+    const org = owner.getByRole('dialog', { name: 'Create an organization', exact: true });
+    await org.getByLabel('Name', { exact: true }).fill('Initech');
+    const role = org.getByLabel('Role of new accounts', { exact: true });
+    await role.fill('no-such-role');
+    await org.getByRole('button', { name: 'Create organization', exact: true }).click();
+    await org.getByText('Must be a role key', { exact: true }).waitFor();
+    expect(await role.getAttribute('aria-invalid')).toBe('true');
+    expect(await descriptionOf(role)).toContain('Must be a role key');
+    expect(await org.getByRole('alert').count()).toBe(0);
+    await org.getByRole('button', { name: 'Close', exact: true }).click();
+  });
+});
