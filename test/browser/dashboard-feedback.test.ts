@@ -5,6 +5,7 @@ import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
 import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
 import { call } from '../helpers/http.ts';
 import { uniqueEmail } from '../helpers/workspace.ts';
+import { TotpDevice } from './totp-device.ts';
 
 /** The texts an input is described by (its hint, then what the API said about it), as a screen reader reads them. */
 function descriptionOf(field: Locator): Promise<string> {
@@ -92,5 +93,35 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
     expect(await descriptionOf(role)).toContain('Must be a role key');
     expect(await org.getByRole('alert').count()).toBe(0);
     await org.getByRole('button', { name: 'Close', exact: true }).click();
+  });
+
+  it('finishes the setup of an authenticator app whose dialog was closed before its code was confirmed', async () => {
+    await nav().getByRole('link', { name: 'Account & security', exact: true }).click();
+    await owner.getByRole('button', { name: 'Add an authenticator app', exact: true }).click();
+    const adding = owner.getByRole('dialog', { name: 'Add an authenticator app', exact: true });
+    await adding.getByLabel('Name', { exact: true }).fill('Tablet');
+    await adding.getByRole('button', { name: 'Continue', exact: true }).click();
+    const firstKey = await adding.getByLabel('Setup key', { exact: true }).inputValue();
+    await adding.getByRole('button', { name: 'Close', exact: true }).click();
+    const apps = owner.getByRole('table', { name: 'Your authenticator apps', exact: true });
+    await apps.getByRole('row', { name: /Tablet.*Pending verification/ }).waitFor();
+
+    await apps.getByRole('button', { name: 'Finish setting up Tablet', exact: true }).click();
+    const finishing = owner.getByRole('dialog', { name: 'Finish setting up Tablet', exact: true });
+    expect(await finishing.getByLabel('Name', { exact: true }).inputValue()).toBe('Tablet');
+    await finishing.getByRole('button', { name: 'Show a new key', exact: true }).click();
+    const key = finishing.getByLabel('Setup key', { exact: true });
+    await key.waitFor();
+    const secondKey = await key.inputValue();
+    expect(secondKey).not.toBe(firstKey);
+    // The unconfirmed app is replaced, not doubled, and the dialog stays while its row goes.
+    await expect.poll(() => apps.getByRole('row', { name: /Tablet/ }).count()).toBe(1);
+    const device = new TotpDevice(secondKey, app.clock);
+    await finishing.getByLabel('Six-digit code from the app', { exact: true }).fill(device.nextCode());
+    await finishing.getByRole('button', { name: 'Confirm', exact: true }).click();
+    await owner.getByRole('status').filter({ hasText: 'Tablet is confirmed' }).waitFor();
+    await apps.getByRole('row', { name: /Tablet.*Verified/ }).waitFor();
+    expect(await apps.getByRole('row', { name: /Tablet/ }).count()).toBe(1);
+    expect(chromium.problems).toEqual([]);
   });
 });
