@@ -95,6 +95,48 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
     await org.getByRole('button', { name: 'Close', exact: true }).click();
   });
 
+  it('shows a role given or taken on a user at once, on the Users and Roles screens, without a reload', async () => {
+    const adminMembers = () =>
+      owner
+        .getByRole('table', { name: 'Roles', exact: true })
+        .getByRole('row', { name: /Manages everything in the workspace/ })
+        .locator('td')
+        .nth(2)
+        .textContent();
+    await nav().getByRole('link', { name: 'Roles', exact: true }).click();
+    await expect.poll(adminMembers, { timeout: 5000 }).toBe('0');
+
+    await nav().getByRole('link', { name: 'Users', exact: true }).click();
+    await owner.getByRole('button', { name: `Roles and groups of ${ada}`, exact: true }).click();
+    const access = owner.getByRole('dialog', { name: `Roles and groups of ${ada}`, exact: true });
+    await access.getByLabel('Role', { exact: true }).selectOption({ label: 'admin' });
+    await access.getByRole('button', { name: 'Give role', exact: true }).click();
+    await access
+      .getByRole('list', { name: `Roles of ${ada}` })
+      .getByText('admin', { exact: true })
+      .waitFor();
+    await access.getByRole('button', { name: 'Close', exact: true }).click();
+    await owner.getByRole('row', { name: new RegExp(`${ada}.*\\badmin\\b`) }).waitFor();
+
+    await nav().getByRole('link', { name: 'Roles', exact: true }).click();
+    await expect.poll(adminMembers, { timeout: 5000 }).toBe('1');
+
+    await nav().getByRole('link', { name: 'Users', exact: true }).click();
+    await owner.getByRole('button', { name: `Roles and groups of ${ada}`, exact: true }).click();
+    await access.getByRole('button', { name: 'Revoke admin', exact: true }).click();
+    await owner
+      .getByRole('dialog', { name: `Revoke admin from ${ada}?` })
+      .getByRole('button', { name: 'Revoke', exact: true })
+      .click();
+    await access
+      .getByRole('list', { name: `Roles of ${ada}` })
+      .getByText('admin', { exact: true })
+      .waitFor({ state: 'detached' });
+    await access.getByRole('button', { name: 'Close', exact: true }).click();
+    await nav().getByRole('link', { name: 'Roles', exact: true }).click();
+    await expect.poll(adminMembers, { timeout: 5000 }).toBe('0');
+  });
+
   it('finishes the setup of an authenticator app whose dialog was closed before its code was confirmed', async () => {
     await nav().getByRole('link', { name: 'Account & security', exact: true }).click();
     await owner.getByRole('button', { name: 'Add an authenticator app', exact: true }).click();
