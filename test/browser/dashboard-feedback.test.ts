@@ -29,6 +29,8 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
   let owner: Page;
   const ownerAccount = { email: uniqueEmail('olivia'), password: 'correct horse battery' };
   const ada = uniqueEmail('ada');
+  let adaId: string;
+  let apiKey: string;
 
   beforeAll(async () => {
     await ensureWebBuild();
@@ -38,10 +40,10 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
       body: { name: 'Acme Corp', owner: ownerAccount },
     });
     expect(res.status).toBe(201);
-    const apiKey: string = res.body.data.api_key;
-    expect((await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email: ada, password: 'a long passphrase' } })).status).toBe(
-      201,
-    );
+    apiKey = res.body.data.api_key;
+    const created = await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email: ada, password: 'a long passphrase' } });
+    expect(created.status).toBe(201);
+    adaId = created.body.data.id;
     chromium = await launchChromium();
     owner = await chromium.newPage();
     await owner.goto(`${app.url}/login?workspace=${res.body.data.workspace.id}`);
@@ -135,6 +137,24 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
     await access.getByRole('button', { name: 'Close', exact: true }).click();
     await nav().getByRole('link', { name: 'Roles', exact: true }).click();
     await expect.poll(adminMembers, { timeout: 5000 }).toBe('0');
+  });
+
+  it('takes a deleted group off its members on the Users screen without a reload', async () => {
+    const group = await call(app, 'POST', '/api/v1/groups', { token: apiKey, body: { name: 'Sales' } });
+    expect(group.status).toBe(201);
+    const member = await call(app, 'POST', `/api/v1/groups/${group.body.data.id}/members`, { token: apiKey, body: { user_id: adaId } });
+    expect(member.status).toBe(201);
+    await nav().getByRole('link', { name: 'Users', exact: true }).click();
+    await owner.reload();
+    const row = owner.getByRole('row', { name: new RegExp(ada) });
+    await expect.poll(() => row.locator('td').nth(3).textContent(), { timeout: 5000 }).toBe('Sales');
+
+    await nav().getByRole('link', { name: 'Groups', exact: true }).click();
+    await owner.getByRole('button', { name: 'Delete the group Sales', exact: true }).click();
+    await owner.getByRole('dialog', { name: 'Delete the group Sales?' }).getByRole('button', { name: 'Delete', exact: true }).click();
+    await owner.getByText('No groups yet').waitFor();
+    await nav().getByRole('link', { name: 'Users', exact: true }).click();
+    await expect.poll(() => row.locator('td').nth(3).textContent(), { timeout: 5000 }).toBe('—');
   });
 
   it('finishes the setup of an authenticator app whose dialog was closed before its code was confirmed', async () => {
