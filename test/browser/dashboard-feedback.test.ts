@@ -95,6 +95,20 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
     expect(await descriptionOf(role)).toContain('Must be a role key');
     expect(await org.getByRole('alert').count()).toBe(0);
     await org.getByRole('button', { name: 'Close', exact: true }).click();
+
+    // Entries of a list are told apart by their place in it.
+    await nav().getByRole('link', { name: 'Applications', exact: true }).click();
+    await owner.getByRole('button', { name: 'Register application', exact: true }).click();
+    const register = owner.getByRole('dialog', { name: 'Register an application', exact: true });
+    await register.getByLabel('Name', { exact: true }).fill('Intranet');
+    const uris = register.getByLabel('Redirect URIs', { exact: true });
+    await uris.fill('https://intranet.example/callback\nhttp://intranet.example/a\nftp://intranet.example/b');
+    await register.getByRole('button', { name: 'Register', exact: true }).click();
+    await register.getByText(/^Entry 2: /).waitFor();
+    expect(await descriptionOf(uris)).toMatch(/Entry 2: .*Entry 3: /);
+    expect(await descriptionOf(uris)).not.toContain('Entry 1');
+    expect(await register.getByRole('alert').count()).toBe(0);
+    await register.getByRole('button', { name: 'Close', exact: true }).click();
   });
 
   it('shows a role given or taken on a user at once, on the Users and Roles screens, without a reload', async () => {

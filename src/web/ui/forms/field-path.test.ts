@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asSentence, isAbout } from './field-path.ts';
+import { asSentence, isAbout, problemText } from './field-path.ts';
 
 describe('which field a problem of the API is about', () => {
   it('matches the field and what is inside it, never a field whose name merely starts the same', () => {
@@ -15,5 +15,12 @@ describe('which field a problem of the API is about', () => {
   it('writes the message as a sentence of its own', () => {
     expect(asSentence('must be an email address')).toBe('Must be an email address');
     expect(asSentence('')).toBe('');
+  });
+
+  it('says which entry of a list a problem is about', () => {
+    expect(problemText('redirect_uris', 'redirect_uris.1', 'must use https')).toBe('Entry 2: must use https');
+    expect(problemText('domains', 'domains.0.name', 'is taken')).toBe('Entry 1: is taken');
+    expect(problemText('email', 'email', 'must be an email address')).toBe('Must be an email address');
+    expect(problemText('sso', 'sso.default_role', 'must be a role key')).toBe('Must be a role key');
   });
 });

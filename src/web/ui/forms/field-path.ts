@@ -10,3 +10,13 @@ export function isAbout(name: string, path: string): boolean {
 export function asSentence(message: string): string {
   return message.charAt(0).toUpperCase() + message.slice(1);
 }
+
+/**
+ * A problem as its field shows it: a sentence, preceded by which entry of a list it is about when the
+ * API named one (`redirect_uris.1` under "Redirect URIs" reads "Entry 2: …"), so two entries refused for
+ * the same reason are told apart.
+ */
+export function problemText(name: string, path: string, message: string): string {
+  const entry = /^\.(\d+)(?:\.|$)/.exec(path.slice(name.length));
+  return entry ? `Entry ${Number(entry[1]) + 1}: ${message}` : asSentence(message);
+}

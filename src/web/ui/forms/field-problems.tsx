@@ -1,6 +1,6 @@
 import { createContext, useContext, useLayoutEffect } from 'react';
 import type { FieldProblem } from '../../../core/errors.ts';
-import { asSentence, isAbout } from './field-path.ts';
+import { isAbout, problemText } from './field-path.ts';
 
 interface FieldProblems {
   /** The `details` of the form's last failed call. */
@@ -21,7 +21,7 @@ export function useFieldProblem(name: string | undefined): string | undefined {
   const { details, claim } = useContext(FieldProblemsContext);
   useLayoutEffect(() => (name ? claim(name) : undefined), [name, claim]);
   if (!name) return undefined;
-  const messages = details.filter((d) => isAbout(name, d.path)).map((d) => asSentence(d.message));
+  const messages = details.filter((d) => isAbout(name, d.path)).map((d) => problemText(name, d.path, d.message));
   return messages.length > 0 ? messages.join(' ') : undefined;
 }
 
