@@ -43,6 +43,7 @@ export function ChangePasswordSection() {
       >
         <TextField
           label="Current password"
+          name="current_password"
           type="password"
           value={current}
           onChange={setCurrent}
@@ -50,7 +51,13 @@ export function ChangePasswordSection() {
           maxLength={128}
           autoComplete="current-password"
         />
-        <NewPasswordFields password={password} confirmation={confirmation} onPassword={setPassword} onConfirmation={setConfirmation} />
+        <NewPasswordFields
+          name="new_password"
+          password={password}
+          confirmation={confirmation}
+          onPassword={setPassword}
+          onConfirmation={setConfirmation}
+        />
       </Form>
     </Section>
   );

@@ -45,6 +45,7 @@ export function EnrollConfirm({ enrollment, onVerified }: { enrollment: Enrollme
           >
             <TextField
               label="Six-digit code from the app"
+              name="code"
               value={code}
               onChange={(value) => setCode(value.replace(/\D/g, ''))}
               inputMode="numeric"

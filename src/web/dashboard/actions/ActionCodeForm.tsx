@@ -22,9 +22,10 @@ export function ActionCodeForm({ action }: { action: Action }) {
   const edited = name !== action.name || code !== action.code;
   return (
     <Form label="Code of the action" onSubmit={() => save.mutate()} submitLabel="Save" busy={save.isPending} error={save.error}>
-      <TextField label="Name" value={name} onChange={setName} required maxLength={200} />
+      <TextField label="Name" name="name" value={name} onChange={setName} required maxLength={200} />
       <TextArea
         label="Code"
+        name="code"
         className="code-editor"
         value={code}
         onChange={setCode}

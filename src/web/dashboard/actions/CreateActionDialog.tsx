@@ -51,10 +51,11 @@ export function CreateActionDialog() {
       onReset={reset}
       onOpenChange={setOpen}
     >
-      <SelectField<Start> label="Start from" value={start} options={options} onChange={setStart} />
+      <SelectField<Start> label="Start from" name="template" value={start} options={options} onChange={setStart} />
       {chosen ? <p className="hint">{chosen.description}</p> : null}
       <TextField
         label="Name"
+        name="name"
         value={name}
         onChange={setName}
         required={start === 'blank'}

@@ -25,6 +25,7 @@ export function CreateApiKeyDialog() {
     >
       <TextField
         label="Name"
+        name="name"
         value={name}
         onChange={setName}
         required

@@ -52,11 +52,20 @@ export function CreateApplicationDialog() {
         </>
       )}
     >
-      <TextField label="Name" value={name} onChange={setName} required maxLength={200} hint="People see it on the sign-in page." />
-      <SelectField<ApplicationType> label="Type" value={type} options={TYPES} onChange={setType} />
+      <TextField
+        label="Name"
+        name="name"
+        value={name}
+        onChange={setName}
+        required
+        maxLength={200}
+        hint="People see it on the sign-in page."
+      />
+      <SelectField<ApplicationType> label="Type" name="type" value={type} options={TYPES} onChange={setType} />
       {type === 'm2m' ? null : (
         <TextArea
           label="Redirect URIs"
+          name="redirect_uris"
           value={redirectUris}
           onChange={setRedirectUris}
           rows={3}

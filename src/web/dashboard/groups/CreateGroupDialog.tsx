@@ -18,8 +18,16 @@ export function CreateGroupDialog() {
   };
   return (
     <FormDialog opener="Create group" title="Create a group" submitLabel="Create group" mutation={create} onReset={reset}>
-      <TextField label="Name" value={name} onChange={setName} required maxLength={100} hint="Unique in the workspace, whatever the case." />
-      <TextField label="Description" value={description} onChange={setDescription} maxLength={500} hint="Optional." />
+      <TextField
+        label="Name"
+        name="name"
+        value={name}
+        onChange={setName}
+        required
+        maxLength={100}
+        hint="Unique in the workspace, whatever the case."
+      />
+      <TextField label="Description" name="description" value={description} onChange={setDescription} maxLength={500} hint="Optional." />
     </FormDialog>
   );
 }

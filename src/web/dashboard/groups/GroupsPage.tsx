@@ -32,7 +32,12 @@ export function GroupsPage() {
   usePageInRange(groups.data, setPage);
   const remove = useMutation({
     mutationFn: (id: string) => api.groups.delete.mutate({ id }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['groups.list'] }),
+    // Its members leave it: the Groups column of the users list changes too.
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: ['groups.list'] }),
+        queryClient.invalidateQueries({ queryKey: ['users.list'] }),
+      ]),
   });
   const search = (event: FormEvent) => {
     event.preventDefault();

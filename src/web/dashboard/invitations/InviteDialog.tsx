@@ -38,8 +38,8 @@ export function InviteDialog() {
       onOpenChange={setOpen}
       done={(sent) => <Notice>Invitation sent to {sent.email}. The link works for 7 days.</Notice>}
     >
-      <TextField label="Email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
-      <SelectField label="Role" value={roleId} options={options} onChange={setRoleId} />
+      <TextField label="Email" name="email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
+      <SelectField label="Role" name="role_id" value={roleId} options={options} onChange={setRoleId} />
     </FormDialog>
   );
 }

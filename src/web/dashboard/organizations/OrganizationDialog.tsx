@@ -68,22 +68,25 @@ export function OrganizationDialog({ organization }: { organization?: Organizati
           busy={save.isPending}
           error={save.error}
         >
-          <TextField label="Name" value={name} onChange={setName} required maxLength={100} />
+          <TextField label="Name" name="name" value={name} onChange={setName} required maxLength={100} />
           <TextField
             label="Email domains"
+            name="domains"
             value={domains}
             onChange={setDomains}
             hint="Separated by commas, for example acme.com, acme.co.uk. A domain belongs to one organization only."
           />
-          <Checkbox label="Single sign-on enabled" checked={enabled} onChange={setEnabled} />
+          <Checkbox label="Single sign-on enabled" name="sso.enabled" checked={enabled} onChange={setEnabled} />
           <Checkbox
             label="Create accounts on first sign-in (just-in-time provisioning)"
+            name="sso.jit_provisioning"
             checked={jit}
             onChange={setJit}
             hint="Unknown people the company’s identity provider vouches for get an account."
           />
           <TextField
             label="Role of new accounts"
+            name="sso.default_role"
             value={defaultRole}
             onChange={setDefaultRole}
             required

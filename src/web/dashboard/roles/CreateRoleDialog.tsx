@@ -30,16 +30,17 @@ export function CreateRoleDialog() {
   };
   return (
     <FormDialog opener="Create role" title="Create a custom role" submitLabel="Create role" mutation={create} onReset={reset}>
-      <TextField label="Name" value={name} onChange={setName} required maxLength={100} />
+      <TextField label="Name" name="name" value={name} onChange={setName} required maxLength={100} />
       <TextField
         label="Key"
+        name="key"
         value={key}
         onChange={setKey}
         maxLength={50}
         pattern="[a-z][a-z0-9_\-]{1,49}"
         hint="Optional: lower-case letters, digits, - or _. Made from the name when empty."
       />
-      <TextField label="Description" value={description} onChange={setDescription} maxLength={500} hint="Optional." />
+      <TextField label="Description" name="description" value={description} onChange={setDescription} maxLength={500} hint="Optional." />
       <PermissionPicker value={permissions} onChange={setPermissions} />
     </FormDialog>
   );

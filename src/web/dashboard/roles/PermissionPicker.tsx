@@ -1,5 +1,6 @@
 import { RESOURCES } from '../../../core/permissions.ts';
 import type { Permission } from '../../api/types.ts';
+import { FieldError, useFieldProblem } from '../../ui/forms/field-problems.tsx';
 
 const LABELS: Record<(typeof RESOURCES)[number], string> = {
   users: 'Users',
@@ -26,6 +27,7 @@ interface PermissionPickerProps {
 
 /** Read and write per resource, as a grid of checkboxes (a table, so each box is named by its row and column). */
 export function PermissionPicker({ value, onChange }: PermissionPickerProps) {
+  const problem = useFieldProblem('permissions');
   const toggle = (permission: Permission, on: boolean) => onChange(on ? [...value, permission] : value.filter((p) => p !== permission));
   const box = (permission: Permission, label: string) => (
     <input
@@ -36,8 +38,9 @@ export function PermissionPicker({ value, onChange }: PermissionPickerProps) {
     />
   );
   return (
-    <fieldset className="permission-picker">
+    <fieldset className="permission-picker" aria-describedby={problem ? 'permissions-error' : undefined}>
       <legend>Permissions</legend>
+      <FieldError id="permissions-error" problem={problem} />
       <table className="table table-compact">
         <thead>
           <tr>

@@ -8,6 +8,7 @@ import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
 import { ReadOnlyNote } from '../../ui/layout/ReadOnlyNote.tsx';
 import { CreateRoleDialog } from './CreateRoleDialog.tsx';
+import { refreshRoleHolders } from './refresh-role-holders.ts';
 import { useAllRoles } from './use-roles.ts';
 
 function describePermissions(permissions: string[]): string {
@@ -31,7 +32,8 @@ export function RolesPage() {
   const members = (id: string) => counts.data?.find((c) => c.role_id === id)?.members;
   const remove = useMutation({
     mutationFn: (id: string) => api.roles.delete.mutate({ id }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['roles.list'] }),
+    // Its holders lose it, and its pending invitations are revoked with it.
+    onSuccess: () => Promise.all([refreshRoleHolders(queryClient), queryClient.invalidateQueries({ queryKey: ['invitations.list'] })]),
   });
 
   return (

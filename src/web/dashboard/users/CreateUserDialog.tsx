@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import { NewPasswordField } from '../../ui/forms/NewPasswordField.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { FormDialog } from '../../ui/overlay/FormDialog.tsx';
+import { refreshRoleHolders } from '../roles/refresh-role-holders.ts';
 
 /** An account with a first password chosen by the administrator (to hand over out of band). */
 export function CreateUserDialog() {
@@ -13,7 +14,8 @@ export function CreateUserDialog() {
   const [password, setPassword] = useState('');
   const create = useMutation({
     mutationFn: () => api.users.create.mutate({ email: email.trim(), password, ...(name.trim() ? { name: name.trim() } : {}) }),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['users.list'] }),
+    // A new user holds `member`: its count changes too.
+    onSuccess: () => void refreshRoleHolders(queryClient),
   });
   const reset = () => {
     setEmail('');
@@ -30,9 +32,9 @@ export function CreateUserDialog() {
       mutation={create}
       onReset={reset}
     >
-      <TextField label="Email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
-      <TextField label="Name" value={name} onChange={setName} hint="Optional." autoComplete="off" />
-      <NewPasswordField label="First password" value={password} onChange={setPassword} />
+      <TextField label="Email" name="email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
+      <TextField label="Name" name="name" value={name} onChange={setName} hint="Optional." autoComplete="off" />
+      <NewPasswordField label="First password" name="password" value={password} onChange={setPassword} />
     </FormDialog>
   );
 }

@@ -9,6 +9,7 @@ import { Form } from '../../ui/forms/Form.tsx';
 import { SelectField } from '../../ui/forms/SelectField.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { Section } from '../../ui/layout/Section.tsx';
+import { refreshRoleHolders } from '../roles/refresh-role-holders.ts';
 import { useAllRoles } from '../roles/use-roles.ts';
 
 /** A user's live roles: revoke one, or give one (optionally until a date). */
@@ -19,8 +20,7 @@ export function UserRolesPanel({ user }: { user: User }) {
   const roles = useAllRoles();
   const [roleId, setRoleId] = useState('');
   const [until, setUntil] = useState('');
-  const refresh = () =>
-    Promise.all([queryClient.invalidateQueries({ queryKey: key }), queryClient.invalidateQueries({ queryKey: ['users.list'] })]);
+  const refresh = () => refreshRoleHolders(queryClient);
   const assign = useMutation({
     mutationFn: () =>
       api.roles.assign.mutate({ user_id: user.id, role_id: roleId, ...(until ? { expires_at: new Date(until).toISOString() } : {}) }),
@@ -66,9 +66,10 @@ export function UserRolesPanel({ user }: { user: User }) {
         )}
       </QueryState>
       <Form label="Give a role" onSubmit={() => assign.mutate()} submitLabel="Give role" busy={assign.isPending} error={assign.error}>
-        <SelectField label="Role" value={roleId} options={options} onChange={setRoleId} required />
+        <SelectField label="Role" name="role_id" value={roleId} options={options} onChange={setRoleId} required />
         <TextField
           label="Until"
+          name="expires_at"
           type="datetime-local"
           value={until}
           onChange={setUntil}

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
 import type { User } from '../../api/types.ts';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { refreshRoleHolders } from '../roles/refresh-role-holders.ts';
 
 /** Deactivate (every session ends), reactivate or unlock, and delete. */
 export function UserStatusActions({ user }: { user: User }) {
@@ -11,7 +12,11 @@ export function UserStatusActions({ user }: { user: User }) {
     mutationFn: (status: 'active' | 'deactivated') => api.users.update.mutate({ id: user.id, status }),
     onSuccess: refresh,
   });
-  const remove = useMutation({ mutationFn: () => api.users.delete.mutate({ id: user.id }), onSuccess: refresh });
+  // A deleted user leaves their roles and groups: member counts change too.
+  const remove = useMutation({
+    mutationFn: () => api.users.delete.mutate({ id: user.id }),
+    onSuccess: () => Promise.all([refreshRoleHolders(queryClient), queryClient.invalidateQueries({ queryKey: ['groups.list'] })]),
+  });
 
   return (
     <>

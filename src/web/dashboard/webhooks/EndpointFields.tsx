@@ -17,6 +17,7 @@ export function EndpointFields({ draft, onChange }: { draft: EndpointDraft; onCh
     <>
       <TextField
         label="URL"
+        name="url"
         type="url"
         value={draft.url}
         onChange={(url) => onChange({ ...draft, url })}
@@ -26,6 +27,7 @@ export function EndpointFields({ draft, onChange }: { draft: EndpointDraft; onCh
       />
       <TextField
         label="Description"
+        name="description"
         value={draft.description}
         onChange={(description) => onChange({ ...draft, description })}
         maxLength={500}
@@ -33,6 +35,7 @@ export function EndpointFields({ draft, onChange }: { draft: EndpointDraft; onCh
       <EventTypesPicker value={draft.event_types} onChange={(event_types) => onChange({ ...draft, event_types })} />
       <Checkbox
         label="Enabled"
+        name="enabled"
         checked={draft.enabled}
         onChange={(enabled) => onChange({ ...draft, enabled })}
         hint="A disabled endpoint receives nothing until enabled again."

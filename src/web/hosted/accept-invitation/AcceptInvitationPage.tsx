@@ -51,9 +51,10 @@ export function AcceptInvitationPage() {
         busy={accept.isPending}
         error={accept.error}
       >
-        <TextField label="Your name" value={name} onChange={setName} autoComplete="name" hint="Optional." />
+        <TextField label="Your name" name="name" value={name} onChange={setName} autoComplete="name" hint="Optional." />
         <NewPasswordFields
           label="Password"
+          name="password"
           password={password}
           confirmation={confirmation}
           onPassword={setPassword}

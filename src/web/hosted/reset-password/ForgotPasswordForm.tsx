@@ -44,7 +44,7 @@ export function ForgotPasswordForm({ initialWorkspaceId }: { initialWorkspaceId:
         spellCheck={false}
         hint="It starts with wsp_."
       />
-      <TextField label="Email" type="email" value={email} onChange={setEmail} required autoComplete="email" />
+      <TextField label="Email" name="email" type="email" value={email} onChange={setEmail} required autoComplete="email" />
       <p className="form-link">
         <Link to="/login">Back to sign-in</Link>
       </p>

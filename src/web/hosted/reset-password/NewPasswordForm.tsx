@@ -38,7 +38,13 @@ export function NewPasswordForm({ token }: { token: string }) {
       busy={reset.isPending}
       error={reset.error}
     >
-      <NewPasswordFields password={password} confirmation={confirmation} onPassword={setPassword} onConfirmation={setConfirmation} />
+      <NewPasswordFields
+        name="password"
+        password={password}
+        confirmation={confirmation}
+        onPassword={setPassword}
+        onConfirmation={setConfirmation}
+      />
     </Form>
   );
 }

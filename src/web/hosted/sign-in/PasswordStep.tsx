@@ -39,9 +39,10 @@ export function PasswordStep({ workspaceId, onWorkspaceChange, onResult }: Passw
         spellCheck={false}
         hint="It starts with wsp_. Your administrator can tell you yours."
       />
-      <TextField label="Email" type="email" value={email} onChange={setEmail} required autoComplete="username" />
+      <TextField label="Email" name="email" type="email" value={email} onChange={setEmail} required autoComplete="username" />
       <TextField
         label="Password"
+        name="password"
         type="password"
         value={password}
         onChange={setPassword}

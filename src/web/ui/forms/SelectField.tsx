@@ -1,4 +1,5 @@
 import { useId } from 'react';
+import { describedBy, FieldError, useFieldProblem } from './field-problems.tsx';
 
 export interface Option<T extends string> {
   value: T;
@@ -12,18 +13,23 @@ interface SelectFieldProps<T extends string> {
   onChange(value: T): void;
   hint?: string;
   required?: boolean;
+  /** The API's name of the field: what the API says about it is shown under it. */
+  name?: string;
 }
 
-export function SelectField<T extends string>({ label, value, options, onChange, hint, required }: SelectFieldProps<T>) {
+export function SelectField<T extends string>({ label, value, options, onChange, hint, required, name }: SelectFieldProps<T>) {
   const id = useId();
+  const problem = useFieldProblem(name);
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
       <select
         id={id}
+        name={name}
         value={value}
         required={required}
-        aria-describedby={hint ? `${id}-hint` : undefined}
+        aria-invalid={problem ? true : undefined}
+        aria-describedby={describedBy(hint && `${id}-hint`, problem && `${id}-error`)}
         onChange={(event) => {
           const chosen = options.find((o) => o.value === event.target.value);
           if (chosen) onChange(chosen.value);
@@ -40,6 +46,7 @@ export function SelectField<T extends string>({ label, value, options, onChange,
           {hint}
         </p>
       ) : null}
+      <FieldError id={`${id}-error`} problem={problem} />
     </div>
   );
 }
