@@ -43,10 +43,21 @@ export const PROTOCOL_PATH = /^\/(oauth|\.well-known)\//;
  * without these a refusal reached it as a network error it could not read, `Retry-After` included.
  * Any origin: the client is not known yet at that point, and these answers carry nothing but the refusal.
  */
-export const PROTOCOL_ERROR_CORS: Readonly<Record<string, string>> = {
+const PROTOCOL_ERROR_CORS: Readonly<Record<string, string>> = {
   'Access-Control-Allow-Origin': '*',
   'Access-Control-Expose-Headers': 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, WWW-Authenticate',
 };
+
+/**
+ * An RFC 6749 error body, what OAuth clients parse, written by the service itself (a limit, a body it
+ * cannot read, a method a protocol path does not take), with the CORS headers above.
+ */
+export function sendOAuthError(res: Response, status: number, error: string, description: string, headers: Record<string, string> = {}) {
+  res
+    .status(status)
+    .set({ ...PROTOCOL_ERROR_CORS, 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers })
+    .json({ error, error_description: description });
+}
 
 /** The spec's 1,000 calls per minute per client IP, over every path but the health probes. */
 export function globalRateLimit(deps: AppDeps): RequestHandler {
@@ -56,8 +67,7 @@ export function globalRateLimit(deps: AppDeps): RequestHandler {
       const decision = await deps.rateLimits.consume('global', getRequestInfo(req).ip);
       if (!decision.allowed && PROTOCOL_PATH.test(req.path)) {
         // OAuth clients parse RFC 6749 error bodies, not the envelope.
-        res.status(429).set({ ...PROTOCOL_ERROR_CORS, ...rateLimitHeaders(decision), 'Cache-Control': 'no-store' });
-        return res.json({ error: 'rate_limited', error_description: 'Too many requests; try again later' });
+        return sendOAuthError(res, 429, 'rate_limited', 'Too many requests; try again later', rateLimitHeaders(decision));
       }
       if (!decision.allowed) return sendDoorError(res, rateLimitedError(decision));
       next();

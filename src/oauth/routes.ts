@@ -1,7 +1,7 @@
 import { IncomingMessage } from 'node:http';
 import express, { type Request, type Response, type Router } from 'express';
 import type { AppDeps } from '../core/context.ts';
-import { PROTOCOL_ERROR_CORS } from '../core/http.ts';
+import { sendOAuthError } from '../core/http.ts';
 import { rateLimitHeaders } from '../core/rate-limit.ts';
 import { getRequestInfo, setRequestInfo } from '../core/request-info.ts';
 import { interactionRoutes } from './interactions.ts';
@@ -45,14 +45,6 @@ const BODY_LIMIT = 56 * 1024;
 
 /** Provider pages may carry oidc-provider's one inline script (form_post); it adds that script's hash to script-src. */
 const PROVIDER_CSP = `${PAGE_CSP}; script-src 'self'`;
-
-/** An RFC 6749 error body: what OAuth clients parse, browser apps included (CORS). */
-export function sendOAuthError(res: Response, status: number, error: string, description: string, headers: Record<string, string> = {}) {
-  res
-    .status(status)
-    .set({ ...PROTOCOL_ERROR_CORS, 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers })
-    .json({ error, error_description: description });
-}
 
 /**
  * A method a protocol path does not take: 405 with `Allow` (RFC 9110 §15.5.6) and an RFC 6749 error

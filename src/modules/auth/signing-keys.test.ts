@@ -61,6 +61,15 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
     expect(await kids('RS256')).not.toContain(oldIdKid);
   });
 
+  it('orders id_token keys made in the same instant by when they were made: the later one signs once published 5 minutes', async () => {
+    // The test clock stands still: both rotations stamp the same created_at.
+    const first = await app.deps.keys.rotate('RS256');
+    const second = await app.deps.keys.rotate('RS256');
+    expect(app.deps.keys.idTokenSigners().map((k) => k.kid)).toEqual(expect.arrayContaining([first, second]));
+    app.clock.advance(5 * 60 * 1000);
+    expect(app.deps.keys.idTokenSigners()[0]?.kid).toBe(second);
+  });
+
   it('an instance that signed nothing since another one rotated signs its next token with the new key', async () => {
     // Two instances' key caches on the one database; the first reloads every 50 ms instead of every minute.
     const errors: unknown[] = [];

@@ -77,6 +77,11 @@ async function findInvitation(em: EntityManager, id: string): Promise<Invitation
   return invitation;
 }
 
+/** 409 when the workspace has a user with this address: an invitation to it could only fail. */
+async function assertNoUserWith(em: EntityManager, email: string): Promise<void> {
+  if ((await em.count(User, { email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
+}
+
 export async function createInvitation(
   deps: AppDeps,
   scope: AuditScope,
@@ -87,7 +92,7 @@ export async function createInvitation(
   const { em } = scope;
   const role = await findRole(em, input.role_id || 'member');
   assertMayGrant(principal, role);
-  if ((await em.count(User, { email: input.email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
+  await assertNoUserWith(em, input.email);
   // A pending invitation past its date no longer blocks a new one.
   await em.nativeUpdate(Invitation, { email: input.email, status: 'pending', expiresAt: { $lte: now } }, { status: 'expired' });
   if ((await em.count(Invitation, { email: input.email, status: 'pending' })) > 0) {
@@ -126,8 +131,7 @@ export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: str
   const invitation = await findInvitation(scope.em, id);
   if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
   // A user created with the address since the invitation was sent: the new link could only answer 409.
-  if ((await scope.em.count(User, { email: invitation.email })) > 0)
-    throw new AppError('CONFLICT', 'A user with this email already exists');
+  await assertNoUserWith(scope.em, invitation.email);
   const token = newSecret('inv_');
   Object.assign(invitation, { tokenHash: sha256(token), lastSentAt: now, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS) });
   await send(deps, scope.em, invitation, await scope.em.findOneOrFail(Workspace, { id: scope.workspaceId }), token, now);
