@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { errors, jwtVerify, SignJWT } from 'jose';
+import { errors, jwtVerify } from 'jose';
 import type { Clock } from '../../core/clock.ts';
 import { AppError } from '../../core/errors.ts';
 import { ExpiringCache } from '../../core/expiring-cache.ts';
@@ -32,17 +32,20 @@ export async function signAccessToken(
   claims: AccessClaims,
   custom: Record<string, unknown> | null = null,
 ): Promise<string> {
-  const { kid, privateKey } = await issuer.keys.signingKey();
+  const { sign } = await issuer.keys.signingKey();
   const iat = Math.floor(issuer.clock.now().getTime() / 1000);
   const extra = custom ? Object.fromEntries(Object.entries(custom).filter(([name]) => !OWN_CLAIMS.has(name))) : {};
-  return new SignJWT({ ...extra, tid: claims.tid, sid: claims.sid, roles: claims.roles })
-    .setProtectedHeader({ alg: ACCESS_TOKEN_ALG, kid, typ: 'at+jwt' })
-    .setIssuer(issuer.issuer)
-    .setSubject(claims.sub)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + issuer.ttlSeconds)
-    .setJti(randomUUID())
-    .sign(privateKey);
+  return sign({
+    ...extra,
+    tid: claims.tid,
+    sid: claims.sid,
+    roles: claims.roles,
+    iss: issuer.issuer,
+    sub: claims.sub,
+    iat,
+    exp: iat + issuer.ttlSeconds,
+    jti: randomUUID(),
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createSigner } from 'fast-jwt';
 import { importJWK, type JWK } from 'jose';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.ts';
@@ -30,13 +31,19 @@ const ID_TOKEN_HINT_WINDOW_MS = 24 * 60 * 60_000;
  */
 const ID_TOKEN_PREPUBLISH_MS = 5 * 60_000;
 
+/** Signs a token's claims (the service's and custom) as a compact JWS with the active key. */
+export type AccessTokenSigner = (claims: Record<string, unknown>) => string;
+
 /**
- * Keys are held as WebCrypto CryptoKeys, which jose uses directly; handing it a node KeyObject
- * instead costs a conversion on every signature (measured: most of the cost of a token check).
+ * The key to sign access tokens with, as a synchronous signer: fast-jwt signs with node:crypto on the
+ * calling thread, where jose goes through WebCrypto's thread pool and took twice the CPU for each
+ * token (docs/decisions.md). Public keys stay WebCrypto CryptoKeys, which jose verifies with directly;
+ * handing it a node KeyObject instead costs a conversion on every check.
  */
 interface ActiveKey {
   kid: string;
-  privateKey: CryptoKey;
+  privateKey: KeyObject;
+  sign: AccessTokenSigner;
 }
 
 export type PublicJwk = Record<string, unknown> & { kid: string; alg: string; use: 'sig' };
@@ -134,7 +141,7 @@ export class SigningKeys {
   }
 
   /** The key to sign with, as last loaded (`start` keeps it within a minute of the database's). */
-  async signingKey(): Promise<{ kid: string; privateKey: CryptoKey }> {
+  async signingKey(): Promise<ActiveKey> {
     if (!this.active) throw new Error('no active signing key: ensureActiveKey() was not called');
     return this.active;
   }
@@ -144,8 +151,10 @@ export class SigningKeys {
     const key = await em.findOne(SigningKey, { retiredAt: null, alg: ACCESS_TOKEN_ALG }, { orderBy: { createdAt: 'desc', id: 'desc' } });
     if (!key) throw new Error('no active signing key');
     const idKeys = await em.find(SigningKey, { alg: ID_TOKEN_ALG }, { orderBy: { createdAt: 'desc', id: 'desc' } });
-    const jwk = JSON.parse(this.box.open(key.privateJwk)) as JWK;
-    this.active = { kid: key.id, privateKey: (await importJWK(jwk, key.alg)) as CryptoKey };
+    const privateKey = createPrivateKey({ key: JSON.parse(this.box.open(key.privateJwk)) as JsonWebKey, format: 'jwk' });
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const sign = createSigner({ key: pem, algorithm: ACCESS_TOKEN_ALG, kid: key.id, header: { alg: ACCESS_TOKEN_ALG, typ: 'at+jwt' } });
+    this.active = { kid: key.id, privateKey, sign };
     this.idTokenKeys = this.loadIdTokenKeys(idKeys);
   }
 
