@@ -45,6 +45,13 @@ export class Metrics {
     ['kind'],
   );
 
+  private readonly rotations = this.counter('refresh_rotations_total', 'Refresh-token rotations attempted', []);
+  private readonly rotationStatements = this.counter(
+    'refresh_rotation_statements_total',
+    'Statements that ran them: refreshes arriving together share one',
+    [],
+  );
+
   constructor(orm: MikroORM) {
     collectDefaultMetrics({ register: this.registry });
     const queue = (name: string, help: string, sql: string) =>
@@ -83,6 +90,12 @@ export class Metrics {
   credentialLookup(kind: 'api_key' | 'session', requests: number): void {
     this.credentialStatements.inc({ kind });
     this.credentialLookups.inc({ kind }, requests);
+  }
+
+  /** One statement ran the refreshes of `requests` requests. */
+  refreshBatch(requests: number): void {
+    this.rotationStatements.inc();
+    this.rotations.inc(requests);
   }
 
   rateLimited(limit: string): void {

@@ -1,6 +1,8 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
+import { BatchedCall } from '../../core/batched-call.ts';
+import { keyedBy, perOwner } from '../../core/batched-lookup.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
@@ -142,32 +144,45 @@ export async function startSession(deps: AppDeps, em: EntityManager, start: Sess
  * Refresh runs on every client every fifteen minutes, so it is prepared statements instead of ORM
  * work (core/sql.ts), each atomic on its own so no transaction is opened: one consumes the token and
  * does everything else in the same statement; only when that consumed nothing, one handles reuse.
+ *
+ * The refreshes of one turn of the event loop share that statement (`rotations` below): each input
+ * row is one refresh, with its own time, ids and origin. Two tokens of one session may be consumed by
+ * one statement (`touched` updates the session once), as by two statements one after the other.
  */
 const ROTATE: Statement = {
-  name: 'auth_refresh_rotate',
-  text: `with consumed as (
-           update refresh_tokens set used_at = $2
-            where token_hash = $1 and used_at is null and expires_at > $2 and ($9::text is null or workspace_id = $9)
-           returning session_id
-         ), live as (
-           update sessions s set last_refreshed_at = $2
-             from consumed c, users u
+  name: 'auth_refresh_rotate_many',
+  text: `with input as (
+           select * from unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+             as i(token_hash, now, fresh_id, fresh_hash, audit_id, ip, user_agent, request_id, workspace_id)
+         ), consumed as (
+           update refresh_tokens t set used_at = i.now
+             from input i
+            where t.token_hash = i.token_hash and t.used_at is null and t.expires_at > i.now
+              and (i.workspace_id is null or t.workspace_id = i.workspace_id)
+           returning t.session_id, i.*
+         ), touched as (
+           update sessions s set last_refreshed_at = c.now
+             from (select distinct on (session_id) session_id, now from consumed order by session_id, now desc) c, users u
             where s.id = c.session_id and u.id = s.user_id
-              and s.ended_at is null and s.expires_at > $2 and u.status <> 'deactivated'
+              and s.ended_at is null and s.expires_at > c.now and u.status <> 'deactivated'
            returning s.id, s.workspace_id, s.user_id, s.expires_at, s.claims
+         ), live as (
+           select c.*, s.workspace_id as session_workspace_id, s.user_id, s.expires_at, s.claims
+             from consumed c join touched s on s.id = c.session_id
          ), fresh as (
            insert into refresh_tokens (id, workspace_id, session_id, token_hash, created_at, expires_at)
-           select $3, workspace_id, id, $4, $2, expires_at from live
+           select fresh_id, session_workspace_id, session_id, fresh_hash, now, expires_at from live
            returning id
          ), audit as (
            insert into audit_events (id, workspace_id, event_type, outcome, actor_type, actor_id, target_type, target_id,
                                      ip, user_agent, request_id, details, created_at)
-           select $5, workspace_id, 'auth.refresh', 'success', 'user', user_id, 'session', id, $6, $7, $8, '{}'::jsonb, $2 from live
+           select audit_id, session_workspace_id, 'auth.refresh', 'success', 'user', user_id, 'session', session_id,
+                  ip, user_agent, request_id, '{}'::jsonb, now from live
            returning id
          )
-         select l.id as session_id, l.claims, ${USER_COLUMNS}, users.workspace_id,
+         select l.token_hash, l.session_id, l.claims, ${USER_COLUMNS}, users.workspace_id,
                 (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
-                  where ra.user_id = l.user_id and (ra.expires_at is null or ra.expires_at > $2)) as roles,
+                  where ra.user_id = l.user_id and (ra.expires_at is null or ra.expires_at > l.now)) as roles,
                 (select count(*) from fresh) + (select count(*) from audit) as written
            from live l join users on users.id = l.user_id`,
 };
@@ -205,11 +220,58 @@ const REUSED: Statement = {
 };
 
 interface RotatedRow extends UserRow {
+  token_hash: string;
   session_id: string;
   workspace_id: string;
   roles: string[];
   claims: CustomClaims;
 }
+
+/** One refresh: the presented token's hash, and what its rotation writes. */
+interface Rotation {
+  tokenHash: string;
+  now: string;
+  freshId: string;
+  freshHash: string;
+  auditId: string;
+  origin: Origin;
+  workspaceId: string | null;
+}
+
+/**
+ * Runs the refreshes of one turn in one ROTATE, answering each its row, or nothing when its token
+ * consumed nothing. A token presented twice in one batch is consumed by its first call only: the
+ * others answer nothing once the statement has committed, so their reuse check (REUSED) sees it used,
+ * as when the two had run one after the other.
+ */
+async function rotateAll(orm: MikroORM, rotations: Rotation[]): Promise<(RotatedRow | undefined)[]> {
+  const first = new Map<string, Rotation>();
+  for (const rotation of rotations) if (!first.has(rotation.tokenHash)) first.set(rotation.tokenHash, rotation);
+  const distinct = [...first.values()];
+  const column = <T>(pick: (rotation: Rotation) => T) => distinct.map(pick);
+  const rows = await runStatement<RotatedRow>(orm, ROTATE, [
+    column((r) => r.tokenHash),
+    column((r) => r.now),
+    column((r) => r.freshId),
+    column((r) => r.freshHash),
+    column((r) => r.auditId),
+    column((r) => r.origin.ip),
+    column((r) => r.origin.userAgent),
+    column((r) => r.origin.requestId),
+    column((r) => r.workspaceId),
+  ]);
+  const byHash = keyedBy(rows, (row) => row.token_hash);
+  return rotations.map((rotation) => (first.get(rotation.tokenHash) === rotation ? byHash.get(rotation.tokenHash) : undefined));
+}
+
+/** One batcher of refreshes per app (tests run several apps in one process). */
+const rotations = perOwner(
+  (deps: AppDeps) =>
+    new BatchedCall(
+      (batch: Rotation[]) => rotateAll(deps.orm, batch),
+      (refreshes) => deps.metrics.refreshBatch(refreshes),
+    ),
+);
 
 /**
  * Swaps a refresh token for new tokens. The old token is consumed by one conditional UPDATE, so of
@@ -220,17 +282,15 @@ export async function refreshSession(deps: AppDeps, token: string, origin: Origi
   const now = deps.clock.now().toISOString();
   const hash = sha256(token);
   const secret = newSecret('rt_');
-  const [row] = await runStatement<RotatedRow>(deps.orm, ROTATE, [
-    hash,
+  const row = await rotations(deps).call({
+    tokenHash: hash,
     now,
-    newId('rtk'),
-    sha256(secret),
-    newId('evt'),
-    origin.ip,
-    origin.userAgent,
-    origin.requestId,
+    freshId: newId('rtk'),
+    freshHash: sha256(secret),
+    auditId: newId('evt'),
+    origin,
     workspaceId,
-  ]);
+  });
   if (!row) {
     // Its own atomic statement: the session stays ended although this request fails.
     await runStatement(deps.orm, REUSED, [
