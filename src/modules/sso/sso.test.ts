@@ -283,6 +283,18 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     expect(failures.body.data[0].details).toMatchObject({ method: 'sso', reason: 'FORBIDDEN' });
   });
 
+  it('answers 400 to an email that is no address, rather than looking it up', async () => {
+    const headers = { 'x-forwarded-for': someIp() };
+    for (const email of ['not-an-address', 'a@b', '@acme-sso.example']) {
+      const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=${encodeURIComponent(email)}`, { headers });
+      expect([start.status, start.body.error.code, start.body.error.details], email).toEqual([
+        400,
+        'BAD_REQUEST',
+        [{ path: 'email', message: 'must be an email address' }],
+      ]);
+    }
+  });
+
   it('checks SAML metadata before saving it and accepts a signed response once; a tampered one is refused', async () => {
     const org = await organization('Initech', 'initech.example');
     const cookie = await openPortal(org);
