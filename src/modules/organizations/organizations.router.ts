@@ -2,14 +2,20 @@ import { auditScope } from '../../core/audit-scope.ts';
 import { deletedOutput } from '../../core/pagination.ts';
 import { managementProcedure, router } from '../../core/trpc.ts';
 import { getConnectionView } from '../sso/connections.ts';
+import { addMember, listMembers, removeMember } from './members.service.ts';
 import {
+  addMemberInput,
   createOrganizationInput,
+  listMembersInput,
   listOrganizationsInput,
   organizationIdInput,
+  organizationMemberOutput,
+  organizationMemberPage,
   organizationOutput,
   organizationPage,
   portalLinkInput,
   portalLinkOutput,
+  removeMemberInput,
   ssoConnectionOutput,
   updateOrganizationInput,
 } from './organizations.schema.ts';
@@ -89,6 +95,52 @@ export const organizationsRouter = router({
     .input(organizationIdInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteOrganization(auditScope(ctx), input.id)),
+
+  members: managementProcedure('organizations:read')
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/v1/organizations/{id}/members',
+        tags,
+        summary: 'List the members of an organization (users its SSO signed in, and users added to it)',
+        protect: true,
+      },
+    })
+    .input(listMembersInput)
+    .output(organizationMemberPage)
+    .query(({ ctx, input }) => listMembers(ctx.em, ctx.workspaceId, input.id, input)),
+
+  addMember: managementProcedure('organizations:write')
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/organizations/{id}/members',
+        tags,
+        summary: 'Add a user to an organization',
+        protect: true,
+      },
+      successStatus: 201,
+      audit: 'organization.member_add',
+      conflict: 'The user is a member already',
+    })
+    .input(addMemberInput)
+    .output(organizationMemberOutput)
+    .mutation(({ ctx, input }) => addMember(auditScope(ctx), input.id, input.user_id, ctx.deps.clock.now())),
+
+  removeMember: managementProcedure('organizations:write')
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/v1/organizations/{id}/members/{user_id}',
+        tags,
+        summary: 'Remove a user from an organization (the account stays; SSO sign-in makes them a member again)',
+        protect: true,
+      },
+      audit: 'organization.member_remove',
+    })
+    .input(removeMemberInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => removeMember(auditScope(ctx), input.id, input.user_id)),
 
   ssoConnection: managementProcedure('organizations:read')
     .meta({

@@ -59,6 +59,21 @@ export const organizationOutput = z
 export type OrganizationView = z.infer<typeof organizationOutput>;
 export const organizationPage = pageOf(organizationOutput);
 
+export const listMembersInput = z.object({ id: z.string().max(100), ...pageParams });
+export const addMemberInput = z.strictObject({ id: z.string().max(100), user_id: z.string().max(100) });
+export const removeMemberInput = z.object({ id: z.string().max(100), user_id: z.string().max(100) });
+export const organizationMemberOutput = z
+  .object({
+    organization_id: z.string(),
+    user_id: z.string(),
+    email: z.string(),
+    name: z.string().nullable(),
+    added_at: z.string().describe('When the user joined: their first SSO sign-in, or when an admin added them'),
+  })
+  .meta({ id: 'OrganizationMember' });
+export type OrganizationMemberView = z.infer<typeof organizationMemberOutput>;
+export const organizationMemberPage = pageOf(organizationMemberOutput);
+
 /** `organization_id`, or WorkOS's spelling `organization` (with its `intent`, which can only be `sso` here). */
 export const portalLinkInput = z
   .strictObject({

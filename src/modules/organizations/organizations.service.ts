@@ -221,13 +221,23 @@ export async function createPortalLink(scope: AuditScope, organizationId: string
   return { link: `${baseUrl}/portal?token=${token}`, expires_at: expiresAt.toISOString() };
 }
 
-/** Adds a user to an organization (SSO sign-in does this); nothing happens when they are in it. */
-export async function joinOrganization(em: EntityManager, workspaceId: string, organizationId: string, userId: string, now: Date) {
-  await em.execute(
+/**
+ * Adds a user to an organization (SSO sign-in does this); nothing happens when they are in it.
+ * Answers whether they joined now (false: a member already).
+ */
+export async function joinOrganization(
+  em: EntityManager,
+  workspaceId: string,
+  organizationId: string,
+  userId: string,
+  now: Date,
+): Promise<boolean> {
+  const inserted = await em.execute<{ id: string }[]>(
     `insert into organization_members (id, workspace_id, organization_id, user_id, created_at) values (?, ?, ?, ?, ?)
-     on conflict (organization_id, user_id) do nothing`,
+     on conflict (organization_id, user_id) do nothing returning id`,
     [newId('omb'), workspaceId, organizationId, userId, now],
   );
+  return inserted.length > 0;
 }
 
 /** The organizations whose SSO gives new users the role `key` (its `default_role`). */

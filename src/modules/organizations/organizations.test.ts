@@ -167,6 +167,53 @@ describe('organizations and identity-provider attributes', () => {
     expect(renamed.body.data).toMatchObject({ name: 'Escalation Inc', sso: { default_role: 'viewer', jit_provisioning: false } });
   });
 
+  it('lists, adds and removes the members of an organization; a member twice is 409, a stranger 404', async () => {
+    const org = (await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: 'Members Inc' } })).body.data
+      .id as string;
+    const email = uniqueEmail('org-member');
+    const user = (await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'member passphrase' } })).body.data;
+    const members = `/api/v1/organizations/${org}/members`;
+
+    const empty = await call(app, 'GET', members, { token: ws.apiKey });
+    expect([empty.status, empty.body.data, empty.body.meta]).toEqual([200, [], { total: 0, page: 1, per_page: 20 }]);
+
+    const added = await call(app, 'POST', members, { token: ws.apiKey, body: { user_id: user.id } });
+    expect(added.status).toBe(201);
+    expect(added.body.data).toMatchObject({ organization_id: org, user_id: user.id, email, name: null });
+    const again = await call(app, 'POST', members, { token: ws.apiKey, body: { user_id: user.id } });
+    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+    const stranger = (await call(app, 'GET', '/api/v1/users?per_page=1', { token: other.apiKey })).body.data[0].id as string;
+    for (const userId of [stranger, 'usr_nobody', 'nonsense']) {
+      const refused = await call(app, 'POST', members, { token: ws.apiKey, body: { user_id: userId } });
+      expect([refused.status, refused.body.error.code], userId).toEqual([404, 'NOT_FOUND']);
+    }
+    expect((await call(app, 'POST', members, { token: ws.apiKey, body: {} })).status).toBe(400);
+
+    const listed = await call(app, 'GET', `${members}?per_page=5`, { token: ws.apiKey });
+    expect(listed.body.data).toEqual([added.body.data]);
+    expect(listed.body.meta).toEqual({ total: 1, page: 1, per_page: 5 });
+    expect((await call(app, 'GET', `/api/v1/organizations/${org}`, { token: ws.apiKey })).body.data.member_count).toBe(1);
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=organization.member_add&outcome=success&per_page=1', { token: ws.apiKey });
+    expect(audit.body.data[0]).toMatchObject({ target: { type: 'organization', id: org }, details: { user_id: user.id } });
+
+    // Another workspace sees no such organization.
+    expect((await call(app, 'GET', members, { token: other.apiKey })).status).toBe(404);
+    expect((await call(app, 'POST', members, { token: other.apiKey, body: { user_id: stranger } })).status).toBe(404);
+    expect((await call(app, 'GET', '/api/v1/organizations/org_nobody/members', { token: ws.apiKey })).status).toBe(404);
+
+    // Readers read; a member neither reads nor writes.
+    const asMember = (await signIn(app, ws.id, email, 'member passphrase')).accessToken;
+    expect((await call(app, 'GET', members, { token: asMember })).status).toBe(403);
+    expect((await call(app, 'DELETE', `${members}/${user.id}`, { token: asMember })).status).toBe(403);
+
+    const removed = await call(app, 'DELETE', `${members}/${user.id}`, { token: ws.apiKey });
+    expect([removed.status, removed.body.data]).toEqual([200, { id: user.id, deleted: true }]);
+    expect((await call(app, 'DELETE', `${members}/${user.id}`, { token: ws.apiKey })).status).toBe(404);
+    expect((await call(app, 'GET', members, { token: ws.apiKey })).body.meta.total).toBe(0);
+    // The account stays.
+    expect((await call(app, 'GET', `/api/v1/users/${user.id}`, { token: ws.apiKey })).status).toBe(200);
+  });
+
   it('lets viewers read and refuses members', async () => {
     const email = uniqueEmail('viewer');
     const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'viewer passphrase' } });
@@ -178,6 +225,10 @@ describe('organizations and identity-provider attributes', () => {
     const asViewer = (await signIn(app, ws.id, email, 'viewer passphrase')).accessToken;
     expect((await call(app, 'GET', '/api/v1/organizations', { token: asViewer })).status).toBe(200);
     expect((await call(app, 'GET', '/api/v1/idp-attributes', { token: asViewer })).status).toBe(200);
+    const org = (await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: 'Read Me' } })).body.data.id as string;
+    expect((await call(app, 'GET', `/api/v1/organizations/${org}/members`, { token: asViewer })).status).toBe(200);
+    const join = await call(app, 'POST', `/api/v1/organizations/${org}/members`, { token: asViewer, body: { user_id: user.body.data.id } });
+    expect(join.status).toBe(403);
     expect((await call(app, 'POST', '/api/v1/organizations', { token: asViewer, body: { name: 'No' } })).status).toBe(403);
     expect((await call(app, 'PATCH', '/api/v1/idp-attributes/locale', { token: asViewer, body: { enabled: true } })).status).toBe(403);
   });

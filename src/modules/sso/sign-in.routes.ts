@@ -30,7 +30,7 @@ import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } fro
 import { SOCIAL_PROVIDERS } from './social-provider.entity.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
 import { randomBytes } from 'node:crypto';
-import { canonicalEmail } from '../../core/addresses.ts';
+import { canonicalEmail, EMAIL_PATTERN } from '../../core/addresses.ts';
 
 /** A query parameter given once, as text the database can hold (NUL or a lone surrogate is 400). */
 function query(req: Request, name: string): string | undefined {
@@ -240,6 +240,11 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       const workspaceId = await workspaceOf(deps, req);
       const given = query(req, 'email');
       const email = given === undefined ? undefined : canonicalEmail(given);
+      if (email !== undefined && !EMAIL_PATTERN.test(email)) {
+        throw new AppError('BAD_REQUEST', 'email must be an email address', {
+          details: [{ path: 'email', message: 'must be an email address' }],
+        });
+      }
       const organizationId = query(req, 'organization_id');
       if (!email && !organizationId) throw new AppError('BAD_REQUEST', 'Send the user’s email (or an organization_id)');
       const em = deps.orm.em.fork();

@@ -32,16 +32,16 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     return `${u.pathname}${u.search}`;
   };
 
-  async function organization(name: string, domain: string, sso: Record<string, unknown> = {}) {
-    const res = await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name, domains: [domain], sso } });
+  async function organization(name: string, domain: string, sso: Record<string, unknown> = {}, on: TestWorkspace = ws) {
+    const res = await call(app, 'POST', '/api/v1/organizations', { token: on.apiKey, body: { name, domains: [domain], sso } });
     expect(res.status).toBe(201);
     return res.body.data.id as string;
   }
 
   /** Opens a fresh portal link as the IT admin's browser: answers the session cookie. */
-  async function openPortal(organizationId: string): Promise<string> {
+  async function openPortal(organizationId: string, on: TestWorkspace = ws): Promise<string> {
     const link = await call(app, 'POST', '/api/v1/organizations/portal-link', {
-      token: ws.apiKey,
+      token: on.apiKey,
       body: { organization_id: organizationId },
     });
     expect(link.status).toBe(201);
@@ -114,8 +114,8 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
   });
 
   /** Connects the test IdP to an organization through its Admin Portal, as its IT admin does. */
-  async function connectTestIdp(organizationId: string): Promise<void> {
-    const saved = await postForm('/portal/sso/oidc', await openPortal(organizationId), {
+  async function connectTestIdp(organizationId: string, on: TestWorkspace = ws): Promise<void> {
+    const saved = await postForm('/portal/sso/oidc', await openPortal(organizationId, on), {
       issuer: idp.issuer,
       client_id: 'acme-app',
       client_secret: 'acme-idp-secret',
@@ -281,6 +281,51 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     );
     const failures = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=1', { token: ws.apiKey });
     expect(failures.body.data[0].details).toMatchObject({ method: 'sso', reason: 'FORBIDDEN' });
+  });
+
+  it('discovers SSO among the named workspace’s organizations only: another workspace’s claim of the domain routes nobody here', async () => {
+    const other = await createWorkspace(app, 'SSO elsewhere');
+    const headers = { 'x-forwarded-for': someIp() };
+    // Both workspaces name the domain; only the other one connects an identity provider.
+    const ours = await organization('Shared here', 'shared-sso.example');
+    const theirs = await organization('Shared there', 'shared-sso.example', {}, other);
+    await connectTestIdp(theirs, other);
+    const pat = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: 'pat@shared-sso.example', password: 'pat passphrase here' },
+    });
+    expect(pat.status).toBe(201);
+
+    const here = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=pat@shared-sso.example`, { headers });
+    expect([here.status, here.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const crossed = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&organization_id=${theirs}`, { headers });
+    expect([crossed.status, crossed.body.error.code]).toEqual([404, 'NOT_FOUND']);
+
+    // Through the other workspace, the same address reaches that workspace's account, not ours.
+    const there = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${other.id}&email=pat@shared-sso.example`, { headers });
+    expect(there.status).toBe(302);
+    idp.signInAs({ sub: 'pat-shared', claims: { email: 'pat@shared-sso.example' } });
+    const back = await call(app, 'GET', onApp(await idp.authorize(there.headers.get('location') as string)), { headers });
+    const signedIn = await exchange(new URL(back.headers.get('location') as string));
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body.data.user.id).not.toBe(pat.body.data.id);
+    const theirMembers = await call(app, 'GET', `/api/v1/organizations/${theirs}/members`, { token: other.apiKey });
+    expect(theirMembers.body.data.map((m: { user_id: string }) => m.user_id)).toEqual([signedIn.body.data.user.id]);
+    expect((await call(app, 'GET', `/api/v1/organizations/${ours}/members`, { token: ws.apiKey })).body.meta.total).toBe(0);
+    const ourUser = await call(app, 'GET', `/api/v1/users/${pat.body.data.id}`, { token: ws.apiKey });
+    expect(ourUser.body.data).toMatchObject({ email: 'pat@shared-sso.example', last_sign_in_at: null, email_verified: false });
+  });
+
+  it('answers 400 to an email that is no address, rather than looking it up', async () => {
+    const headers = { 'x-forwarded-for': someIp() };
+    for (const email of ['not-an-address', 'a@b', '@acme-sso.example']) {
+      const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=${encodeURIComponent(email)}`, { headers });
+      expect([start.status, start.body.error.code, start.body.error.details], email).toEqual([
+        400,
+        'BAD_REQUEST',
+        [{ path: 'email', message: 'must be an email address' }],
+      ]);
+    }
   });
 
   it('checks SAML metadata before saving it and accepts a signed response once; a tampered one is refused', async () => {

@@ -1,0 +1,72 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import { AppError } from '../../core/errors.ts';
+import { isId } from '../../core/ids.ts';
+import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { findUser } from '../users/users.service.ts';
+import { OrganizationMember } from './organization.entity.ts';
+import type { OrganizationMemberView } from './organizations.schema.ts';
+import { findOrganization, joinOrganization } from './organizations.service.ts';
+
+interface MemberRow {
+  user_id: string;
+  email: string;
+  name: string | null;
+  created_at: Date | string;
+}
+
+function toView(organizationId: string, row: MemberRow): OrganizationMemberView {
+  return {
+    organization_id: organizationId,
+    user_id: row.user_id,
+    email: row.email,
+    name: row.name,
+    added_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+/** The organization's members (those SSO signed in, and those an admin added), oldest first. */
+export async function listMembers(em: EntityManager, workspaceId: string, organizationId: string, query: PageQuery) {
+  const org = await findOrganization(em, organizationId);
+  const { limit, offset } = offsetOf(query);
+  const rows = await em.execute<MemberRow[]>(
+    `select om.user_id, u.email, u.name, om.created_at from organization_members om join users u on u.id = om.user_id
+      where om.workspace_id = ? and om.organization_id = ? order by om.created_at, om.user_id limit ? offset ?`,
+    [workspaceId, org.id, limit, offset],
+  );
+  const total = await em.count(OrganizationMember, { organizationId: org.id });
+  return toPage(
+    rows.map((row) => toView(org.id, row)),
+    total,
+    query,
+  );
+}
+
+/** Adds a user of the workspace to the organization; one who is a member already is 409 (two adds at once too). */
+export async function addMember(scope: AuditScope, organizationId: string, userId: string, now: Date): Promise<OrganizationMemberView> {
+  const org = await findOrganization(scope.em, organizationId);
+  const user = await findUser(scope.em, userId);
+  if (!(await joinOrganization(scope.em, scope.workspaceId, org.id, user.id, now))) {
+    throw new AppError('CONFLICT', 'This user is already a member of this organization');
+  }
+  recordAudit(scope, {
+    eventType: 'organization.member_add',
+    target: { type: 'organization', id: org.id },
+    details: { user_id: user.id },
+  });
+  return toView(org.id, { user_id: user.id, email: user.email, name: user.name, created_at: now });
+}
+
+/** Takes a user out of the organization (the account stays); a user who is not a member is 404. */
+export async function removeMember(scope: AuditScope, organizationId: string, userId: string) {
+  const org = await findOrganization(scope.em, organizationId);
+  const member = isId('usr', userId) ? await scope.em.findOne(OrganizationMember, { organizationId: org.id, userId }) : null;
+  if (!member) throw new AppError('NOT_FOUND', 'This user is not a member of this organization');
+  scope.em.remove(member);
+  recordAudit(scope, {
+    eventType: 'organization.member_remove',
+    target: { type: 'organization', id: org.id },
+    details: { user_id: userId },
+  });
+  return { id: userId, deleted: true as const };
+}
