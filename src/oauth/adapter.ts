@@ -224,5 +224,5 @@ export async function endOAuthSessionsOf(em: EntityManager, userId: string): Pro
   return ended.filter((row) => row.kind === 'Grant').map((row) => ({ clientId: row.client_id }));
 }
 
-/** Artifacts (codes, tokens, grants, sessions, interactions) a day after they expired. */
-export const oidcSweep = sweepOf('oidc_payloads', 'expires_at < $1', DAY, { key: 'kind, id' });
+/** Artifacts (codes, tokens, grants, sessions, interactions) a day after they expired, through oidc_payloads_expires_at_index. */
+export const oidcSweep = sweepOf('oidc_payloads', 'expires_at < $1', DAY, { doneAt: 'expires_at' });

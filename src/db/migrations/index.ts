@@ -30,6 +30,12 @@ import { Migration20261201010000_nfc_user_names } from './Migration2026120101000
 import { Migration20261201100000_access_request_cancelled } from './Migration20261201100000_access_request_cancelled.ts';
 import { Migration20261201110000_deny_orphaned_requests } from './Migration20261201110000_deny_orphaned_requests.ts';
 import { Migration20261202090000_session_sweep_index } from './Migration20261202090000_session_sweep_index.ts';
+import { Migration20261202100000_reset_token_sweep_index } from './Migration20261202100000_reset_token_sweep_index.ts';
+import { Migration20261202110000_challenge_sweep_index } from './Migration20261202110000_challenge_sweep_index.ts';
+import { Migration20261202120000_outbox_sweep_index } from './Migration20261202120000_outbox_sweep_index.ts';
+import { Migration20261202130000_delivery_sweep_index } from './Migration20261202130000_delivery_sweep_index.ts';
+import { Migration20261202140000_external_sign_in_sweep_index } from './Migration20261202140000_external_sign_in_sweep_index.ts';
+import { Migration20261202150000_portal_link_sweep_index } from './Migration20261202150000_portal_link_sweep_index.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -67,4 +73,10 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261201100000_access_request_cancelled', class: Migration20261201100000_access_request_cancelled },
   { name: 'Migration20261201110000_deny_orphaned_requests', class: Migration20261201110000_deny_orphaned_requests },
   { name: 'Migration20261202090000_session_sweep_index', class: Migration20261202090000_session_sweep_index },
+  { name: 'Migration20261202100000_reset_token_sweep_index', class: Migration20261202100000_reset_token_sweep_index },
+  { name: 'Migration20261202110000_challenge_sweep_index', class: Migration20261202110000_challenge_sweep_index },
+  { name: 'Migration20261202120000_outbox_sweep_index', class: Migration20261202120000_outbox_sweep_index },
+  { name: 'Migration20261202130000_delivery_sweep_index', class: Migration20261202130000_delivery_sweep_index },
+  { name: 'Migration20261202140000_external_sign_in_sweep_index', class: Migration20261202140000_external_sign_in_sweep_index },
+  { name: 'Migration20261202150000_portal_link_sweep_index', class: Migration20261202150000_portal_link_sweep_index },
 ];
