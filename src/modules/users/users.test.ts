@@ -195,6 +195,28 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     }
   });
 
+  it('answers an id too long to be one NOT_FOUND on every door, as REST does (CONTRACT: a malformed id is 404)', async () => {
+    const long = `usr_${'x'.repeat(300)}`;
+    const rest = await call(app, 'GET', `/api/v1/users/${long}`, { token: ws.apiKey });
+    expect(rest.status).toBe(404);
+    expect(rest.body.error.code).toBe('NOT_FOUND');
+
+    const query = await trpc(app, 'query', 'users.get', { id: long }, ws.apiKey);
+    expect(query.status).toBe(404);
+    expect(query.body.error.data.appCode).toBe('NOT_FOUND');
+    const mutation = await trpc(app, 'mutation', 'users.update', { id: long, name: 'Nobody' }, ws.apiKey);
+    expect(mutation.status).toBe(404);
+    expect(mutation.body.error.data.appCode).toBe('NOT_FOUND');
+
+    const gql = await graphql(app, 'query ($id: ID!) { user(id: $id) { id } }', { id: long }, ws.apiKey);
+    expect(gql.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+
+    // A body member next to the id that is wrong too is still the caller's mistake to fix: 400.
+    const both = await trpc(app, 'mutation', 'users.update', { id: long, status: 'sleeping' }, ws.apiKey);
+    expect(both.status).toBe(400);
+    expect(both.body.error.data.appCode).toBe('BAD_REQUEST');
+  });
+
   it('serves the same procedures through tRPC', async () => {
     const created = await trpc(app, 'mutation', 'users.create', { email: uniqueEmail('trpc'), password: 'password-123' }, ws.apiKey);
     expect(created.status).toBe(200);
