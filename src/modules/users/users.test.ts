@@ -51,6 +51,8 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('CONFLICT');
+    // The conflict names its field, as a 400 names its field problems.
+    expect(again.body.error.details).toEqual([{ path: 'email', message: 'belongs to another user' }]);
     const list = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(email)}`, { token: ws.apiKey });
     expect(list.body.meta.total).toBe(1);
     // The same email is free in another workspace: emails are unique per workspace only.
@@ -228,6 +230,7 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     const dup = await trpc(app, 'mutation', 'users.create', { email: created.body.result.data.email, password: 'password-123' }, ws.apiKey);
     expect(dup.status).toBe(409);
     expect(dup.body.error.data.appCode).toBe('CONFLICT');
+    expect(dup.body.error.data.details).toEqual([{ path: 'email', message: 'belongs to another user' }]);
     const cross = await trpc(app, 'query', 'users.get', { id: other.owner.id }, ws.apiKey);
     expect(cross.body.error.data.appCode).toBe('NOT_FOUND');
   });
@@ -254,7 +257,10 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
       { input: { email, password: 'password-123' } },
       ws.apiKey,
     );
-    expect(dup.body.errors?.[0]?.extensions.code).toBe('CONFLICT');
+    expect(dup.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'CONFLICT',
+      details: [{ path: 'email', message: 'belongs to another user' }],
+    });
     const cross = await graphql(app, 'query($id: ID!) { user(id: $id) { id } }', { id: other.owner.id }, ws.apiKey);
     expect(cross.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
   });
