@@ -33,7 +33,7 @@ export interface FieldProblem {
 }
 
 export interface AppErrorOptions {
-  /** Field problems, shown to the client on BAD_REQUEST. */
+  /** Field problems, shown to the client: on BAD_REQUEST, and on CONFLICT the field whose value is taken (core/conflicts.ts). */
   details?: FieldProblem[];
   /** Overrides the table's status: 413 for a body over 1 MiB (CONTRACT), 405 for a method a path lacks. */
   status?: number;

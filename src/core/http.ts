@@ -49,13 +49,19 @@ const PROTOCOL_ERROR_CORS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * What every OAuth error answer says about caching, the service's own (below) and oidc-provider's
+ * (oauth/rfc6749.ts): never stored, by HTTP/1.1 caches nor HTTP/1.0 ones (RFC 6749 §5.1).
+ */
+export const OAUTH_NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+
+/**
  * An RFC 6749 error body, what OAuth clients parse, written by the service itself (a limit, a body it
  * cannot read, a method a protocol path does not take), with the CORS headers above.
  */
 export function sendOAuthError(res: Response, status: number, error: string, description: string, headers: Record<string, string> = {}) {
   res
     .status(status)
-    .set({ ...PROTOCOL_ERROR_CORS, 'Cache-Control': 'no-store', Pragma: 'no-cache', ...headers })
+    .set({ ...PROTOCOL_ERROR_CORS, ...OAUTH_NO_STORE, ...headers })
     .json({ error, error_description: description });
 }
 

@@ -209,7 +209,7 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     description:
       'Multi-tenant identity and access service. Every `/api/v1` and `/platform/v1` response is an envelope: ' +
       '`{"data": …}` (lists add `meta`: `total`, `page`, `per_page`) or `{"error": {"code", "message", "details"?}, ' +
-      '"meta": {"request_id"}}` (`details` lists field problems on BAD_REQUEST). `/oauth/*` and `/.well-known/*` answer ' +
+      '"meta": {"request_id"}}` (`details` lists field problems on BAD_REQUEST, and on CONFLICT names the field whose value is taken). `/oauth/*` and `/.well-known/*` answer ' +
       'their RFC bodies (`{"error", "error_description"}` on errors). Every response carries `X-Request-ID`. Public ' +
       'calls (sign-in, password reset) name their workspace with the `X-Tenant-ID` header.',
     version: '1.0.0',

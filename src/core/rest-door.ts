@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { TRPCError, type AnyProcedure } from '@trpc/server';
+import type { AnyProcedure } from '@trpc/server';
 import { z } from 'zod';
 import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
 import { appRouter } from '../router.ts';
@@ -8,7 +8,6 @@ import { sendData, sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { toAppError, unknownFieldProblem } from './error-normalize.ts';
 import { getRequestInfo } from './request-info.ts';
-import { UnstorableTextError } from './storable-text.ts';
 import type { Meta } from './trpc.ts';
 
 interface Route {
@@ -139,20 +138,6 @@ function bodyInput(req: Request, members: Set<string> | null): Record<string, un
 }
 
 /**
- * A path id that does not validate (too long, wrong characters) names no resource: 404, as for an id
- * that validates and is not found (CONTRACT: a malformed id is 404). Only when every problem is in a
- * path parameter; a bad body member next to it is still 400.
- */
-function pathParamsInvalid(error: unknown, params: Record<string, string> | undefined): boolean {
-  if (!params) return false;
-  // A path id holding NUL or a lone surrogate names nothing that can exist.
-  if (error instanceof UnstorableTextError) return error.members.every((member) => Object.hasOwn(params, member));
-  if (!(error instanceof TRPCError) || error.code !== 'BAD_REQUEST' || !(error.cause instanceof z.core.$ZodError)) return false;
-  const issues = error.cause.issues;
-  return issues.length > 0 && issues.every((issue) => typeof issue.path[0] === 'string' && Object.hasOwn(params, issue.path[0]));
-}
-
-/**
  * The REST door: the spec's exact paths (from each procedure's `meta.openapi`, the same meta that
  * trpc-to-openapi turns into the OpenAPI document), each procedure called as the router's caller
  * calls it, every answer in the envelope. Matching ignores a trailing slash, as the spec's paths have
@@ -181,7 +166,7 @@ export function restDoor(deps: AppDeps): RequestHandler {
       const data = await invoke(route, ctx, input);
       sendData(res, ctx.success.status ?? route.successStatus, data);
     } catch (error) {
-      const { appError, internal } = toAppError(pathParamsInvalid(error, params) ? new AppError('NOT_FOUND', 'No such resource') : error);
+      const { appError, internal } = toAppError(error);
       if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, path: req.path, error });
       sendError(res, appError);
     }

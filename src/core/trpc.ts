@@ -13,6 +13,7 @@ import { grants, type Permission } from './permissions.ts';
 import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { isId } from './ids.ts';
+import { namesNoResource, noSuchResource, pathParamNames } from './path-ids.ts';
 import { KnownWorkspaces } from './known-workspaces.ts';
 import { newPasswordsIn, withPasswordsHashed } from './passwords.ts';
 import { runStatement, type Statement } from './sql.ts';
@@ -86,6 +87,8 @@ export const middleware = t.middleware;
  * - Unstorable text (NUL, a lone surrogate) is refused in any input, on every door, before a query or
  *   an encoder sees it; checked here, after the credential and the rate limit, so its 400 ranks like
  *   any invalid input.
+ * - An input refused only for what its REST path parameters hold (an id of 300 characters) names no
+ *   resource: NOT_FOUND on every door (core/path-ids.ts).
  * - One transaction per mutation: the handler, its audit rows and its outbox rows commit together or
  *   not at all (unless the error asks to keep them: see AppError `keepChanges`). Queries run on the
  *   request's plain fork. `ctx.afterCommit` callbacks run once the commit is done. The new passwords
@@ -93,28 +96,37 @@ export const middleware = t.middleware;
  */
 const lastSteps = t.middleware(async ({ ctx, type, meta, next, getRawInput }) => {
   const rawInput = await getRawInput();
+  const pathParams = pathParamNames(meta?.openapi?.path);
   const members = unstorableMembers(rawInput);
-  if (members.length > 0) throw new UnstorableTextError(members);
-  if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
-  const transaction = async () => {
-    let outcome: Awaited<ReturnType<typeof next>> | undefined;
-    try {
-      await ctx.em.transactional(async (em) => {
-        outcome = await next({ ctx: { em } });
-        if (outcome.ok) return;
-        const { appError } = toAppError(outcome.error);
-        if (appError.keepChanges) await em.flush();
-        else throw outcome.error;
-      });
-    } catch (error) {
-      if (outcome && !outcome.ok) return outcome;
-      throw error;
-    }
-    for (const callback of ctx.afterCommit.splice(0)) callback();
-    return outcome as NonNullable<typeof outcome>;
+  if (members.length > 0) {
+    const unstorable = new UnstorableTextError(members);
+    throw namesNoResource(unstorable, pathParams) ? noSuchResource() : unstorable;
+  }
+  const run = async () => {
+    if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
+    const transaction = async () => {
+      let outcome: Awaited<ReturnType<typeof next>> | undefined;
+      try {
+        await ctx.em.transactional(async (em) => {
+          outcome = await next({ ctx: { em } });
+          if (outcome.ok) return;
+          const { appError } = toAppError(outcome.error);
+          if (appError.keepChanges) await em.flush();
+          else throw outcome.error;
+        });
+      } catch (error) {
+        if (outcome && !outcome.ok) return outcome;
+        throw error;
+      }
+      for (const callback of ctx.afterCommit.splice(0)) callback();
+      return outcome as NonNullable<typeof outcome>;
+    };
+    const passwords = meta?.hashes ? newPasswordsIn(rawInput, meta.hashes) : [];
+    return passwords.length > 0 ? withPasswordsHashed(passwords, transaction) : transaction();
   };
-  const passwords = meta?.hashes ? newPasswordsIn(rawInput, meta.hashes) : [];
-  return passwords.length > 0 ? withPasswordsHashed(passwords, transaction) : transaction();
+  const result = await run();
+  if (!result.ok && namesNoResource(result.error, pathParams)) throw noSuchResource();
+  return result;
 });
 
 /** Resolves the credential and scopes every later query to the caller's workspace. */

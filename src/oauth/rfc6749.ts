@@ -1,4 +1,5 @@
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
+import { OAUTH_NO_STORE } from '../core/http.ts';
 
 /** The routes where a client authenticates itself (RFC 6749 §2.3, RFC 7662 §2.1, RFC 7009 §2.1). */
 const CLIENT_AUTH_ROUTES = new Set(['token', 'introspection', 'revocation']);
@@ -48,7 +49,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * - a token response always names its granted `scope`, "" when none (CONTRACT; the provider omits it
  *   when empty);
  * - introspecting a JWT is `{"active": false}` (RFC 7662 §2.2), not `unsupported_token_type`;
- * - `Pragma: no-cache` beside every `Cache-Control: no-store` (§5.1).
+ * - `Pragma: no-cache` beside every `Cache-Control: no-store` (§5.1), and both on every error of
+ *   these endpoints: the provider sets them on the token endpoint's answers only, and a refused
+ *   revocation or introspection is no more for a cache to keep than a refused token request.
  */
 export async function rfc6749Responses(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
   await next();
@@ -64,6 +67,7 @@ export async function rfc6749Responses(ctx: KoaContextWithOIDC, next: () => Prom
     ctx.status = 200;
     ctx.body = { active: false };
   } else if (typeof body.error === 'string') {
+    ctx.set(OAUTH_NO_STORE);
     const replacement = rfc6749Error(ctx, body.error);
     if (replacement) {
       ctx.status = replacement.statusCode;

@@ -130,6 +130,16 @@ function bodyRewrite(req: Request): ((text: string) => string) | undefined {
 }
 
 /**
+ * A body sent compressed (`Content-Encoding: gzip`): oidc-provider would read its bytes as a form and
+ * find no client in it, answering 401 invalid_client to a client that did authenticate. It is a
+ * request the server cannot read: 400 invalid_request (RFC 6749 §5.2), naming the encoding it takes.
+ */
+function compressedBody(req: Request): string | undefined {
+  const encoding = req.get('content-encoding')?.trim().toLowerCase();
+  return req.method === 'POST' && encoding && encoding !== 'identity' ? encoding : undefined;
+}
+
+/**
  * oidc-provider reads bodies from the request stream. A body that must change is read here and the
  * request handed on as a new one over the same socket, whose stream is the form body it stands for.
  */
@@ -221,6 +231,18 @@ export function oauthRoutes(deps: AppDeps): Router {
       // The client went away while we waited (a closed connection): there is no one to answer, and
       // oidc-provider would find the body stream gone.
       if (req.destroyed) return;
+      const encoding = compressedBody(req);
+      if (encoding) {
+        return sendOAuthError(
+          res,
+          400,
+          'invalid_request',
+          `a body with Content-Encoding ${encoding} is not read here; send it uncompressed`,
+          {
+            'Accept-Encoding': 'identity',
+          },
+        );
+      }
       if (trustProxy) forwardVerdict(req);
       laxSessionCookieOverHttp(req, res);
       res.setHeader('Content-Security-Policy', PROVIDER_CSP);

@@ -198,6 +198,44 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     expect([wrongMethod.status, wrongMethod.headers.get('access-control-allow-origin')]).toEqual([405, '*']);
   });
 
+  it('answers every refusal of revocation, introspection and the token endpoint with Cache-Control: no-store and Pragma: no-cache', async () => {
+    const refusals: [string, Response][] = [];
+    for (const path of CLIENT_AUTH_PATHS) {
+      refusals.push([`${path} without client`, await post(path, request(path))]);
+      refusals.push([`${path} wrong secret`, await post(path, request(path), { authorization: basic(m2m.id, 'wrong') })]);
+      refusals.push([`${path} no token`, await post(path, {}, { authorization: basic(m2m.id, m2m.secret) })]);
+      refusals.push([
+        `${path} malformed JSON`,
+        await fetch(`${app.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': someIp() },
+          body: '{',
+        }),
+      ]);
+    }
+    for (const [label, res] of refusals) {
+      expect(res.status, label).toBeGreaterThanOrEqual(400);
+      expect(res.headers.get('cache-control'), label).toBe('no-store');
+      expect(res.headers.get('pragma'), label).toBe('no-cache');
+    }
+  });
+
+  it('a gzip-encoded body is 400 invalid_request, not a client that failed to authenticate (RFC 6749 §5.2)', async () => {
+    const { gzipSync } = await import('node:zlib');
+    for (const path of CLIENT_AUTH_PATHS) {
+      const body = gzipSync(new URLSearchParams({ ...request(path), client_id: m2m.id, client_secret: m2m.secret }).toString());
+      const res = await fetch(`${app.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip', 'x-forwarded-for': someIp() },
+        body,
+      });
+      expect(res.status, path).toBe(400);
+      expect(await res.json(), path).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
+      expect(res.headers.get('pragma'), path).toBe('no-cache');
+    }
+  });
+
   it('discovery names the client authentication revocation and introspection take, and each one named works there', async () => {
     const doc = await (await fetch(`${app.url}/.well-known/openid-configuration`)).json();
     const methods = ['client_secret_basic', 'client_secret_post', 'none'];

@@ -74,13 +74,30 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
     expect(await dialog.getByRole('alert').count()).toBe(0);
     expect(await dialog.getByLabel('First password', { exact: true }).getAttribute('aria-invalid')).toBeNull();
 
-    // A refusal about no field (the address is taken) stays a banner, and the field is no longer marked.
+    // A conflict names its field too (the address is taken): shown under it, in place of the last problem.
     await email.fill(ada);
     await dialog.getByRole('button', { name: 'Create user', exact: true }).click();
-    await dialog.getByRole('alert').filter({ hasText: 'already' }).waitFor();
-    expect(await email.getAttribute('aria-invalid')).toBeNull();
+    await dialog.getByText('Belongs to another user', { exact: true }).waitFor();
+    expect(await email.getAttribute('aria-invalid')).toBe('true');
+    expect(await descriptionOf(email)).toBe('Belongs to another user');
     expect(await dialog.getByText('Must be an email address', { exact: true }).count()).toBe(0);
+    expect(await dialog.getByRole('alert').count()).toBe(0);
     await dialog.getByRole('button', { name: 'Close', exact: true }).click();
+
+    // A taken group name, under the group's Name field.
+    const taken = await call(app, 'POST', '/api/v1/groups', { token: apiKey, body: { name: 'Taken' } });
+    expect(taken.status).toBe(201);
+    await nav().getByRole('link', { name: 'Groups', exact: true }).click();
+    await owner.getByRole('button', { name: 'Create group', exact: true }).click();
+    const group = owner.getByRole('dialog', { name: 'Create a group', exact: true });
+    const groupName = group.getByLabel('Name', { exact: true });
+    await groupName.fill('taken');
+    await group.getByRole('button', { name: 'Create group', exact: true }).click();
+    await group.getByText('Is already taken', { exact: true }).waitFor();
+    expect(await groupName.getAttribute('aria-invalid')).toBe('true');
+    expect(await group.getByRole('alert').count()).toBe(0);
+    await group.getByRole('button', { name: 'Close', exact: true }).click();
+    expect((await call(app, 'DELETE', `/api/v1/groups/${taken.body.data.id}`, { token: apiKey })).status).toBe(200);
 
     // A nested field (`sso.default_role`) in another form.
     await nav().getByRole('link', { name: 'Organizations', exact: true }).click();

@@ -8,6 +8,7 @@ import type { ActionView, CreateActionInput, SampleEventInput, TestActionInput, 
 import { SAMPLE_EVENT, type CompileProblem, type PostLoginEvent } from './isolate-runner.ts';
 import type { ActionSandbox } from './sandbox.ts';
 import { ACTION_TEMPLATES, findTemplate } from './templates.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 function toView(action: Action): ActionView {
   return {
@@ -55,7 +56,7 @@ async function ensureNameFree(em: EntityManager, workspaceId: string, name: stri
     name,
     except ?? '',
   ]);
-  if (taken.length > 0) throw new AppError('CONFLICT', 'An action with this name already exists');
+  if (taken.length > 0) throw takenConflict('name', 'An action with this name already exists');
 }
 
 export async function createAction(scope: AuditScope, input: CreateActionInput, now: Date): Promise<ActionView> {

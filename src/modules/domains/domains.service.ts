@@ -7,6 +7,7 @@ import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { checkTxtRecord, TXT_LABEL, TXT_VALUE_PREFIX, type TxtCheck } from './dns-check.ts';
 import { CustomDomain, type DomainStatus } from './domain.entity.ts';
 import type { DomainView } from './domains.schema.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 const CLAIMED_ELSEWHERE = 'This domain is verified by another workspace';
 
@@ -55,8 +56,9 @@ async function verifiedElsewhere(em: EntityManager, workspaceId: string, domain:
  */
 export async function addDomain(scope: AuditScope, domain: string, now: Date): Promise<DomainView> {
   const { em } = scope;
-  if (await em.count(CustomDomain, { domain })) throw new AppError('CONFLICT', `The domain ${domain} is already added`);
-  if (await verifiedElsewhere(em, scope.workspaceId, domain)) throw new AppError('CONFLICT', CLAIMED_ELSEWHERE);
+  if (await em.count(CustomDomain, { domain })) throw takenConflict('domain', `The domain ${domain} is already added`, 'is already added');
+  if (await verifiedElsewhere(em, scope.workspaceId, domain))
+    throw takenConflict('domain', CLAIMED_ELSEWHERE, 'is verified by another workspace');
   const row = Object.assign(new CustomDomain(), {
     id: newId('dom'),
     workspaceId: scope.workspaceId,
@@ -74,7 +76,8 @@ export async function addDomain(scope: AuditScope, domain: string, now: Date): P
     await em.flush();
   } catch (error) {
     // Two concurrent adds of one domain: the unique index decides, and the loser gets 409 too.
-    if (error instanceof UniqueConstraintViolationException) throw new AppError('CONFLICT', `The domain ${domain} is already added`);
+    if (error instanceof UniqueConstraintViolationException)
+      throw takenConflict('domain', `The domain ${domain} is already added`, 'is already added');
     throw error;
   }
   return toView(row);

@@ -11,6 +11,7 @@ import {
   membershipOutput,
   removeMemberInput,
 } from './groups.schema.ts';
+import { groupsOfUsers, groupsOfUsersInput, groupsOfUsersOutput } from './groups-of-users.ts';
 import { addMember, createGroup, deleteGroup, listGroups, removeMember } from './groups.service.ts';
 
 const tags = ['groups'];
@@ -21,6 +22,12 @@ export const groupsRouter = router({
     .input(listGroupsInput)
     .output(groupPage)
     .query(({ ctx, input }) => listGroups(ctx.em, input)),
+
+  /** GraphQL and the dashboard: the groups of a page of users, for the users report's dataloader. */
+  ofUsers: managementProcedure('groups:read')
+    .input(groupsOfUsersInput)
+    .output(groupsOfUsersOutput)
+    .query(({ ctx, input }) => groupsOfUsers(ctx.em, ctx.workspaceId, input.ids)),
 
   create: managementProcedure('groups:write')
     .meta({

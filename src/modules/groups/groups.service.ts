@@ -7,6 +7,7 @@ import { denyOrphanedRequests } from '../iga/close-requests.ts';
 import { findUser } from '../users/users.service.ts';
 import { Group, GroupMember } from './group.entity.ts';
 import type { GroupView } from './groups.schema.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 function toView(group: Group, memberCount: number): GroupView {
   return {
@@ -52,7 +53,7 @@ export async function createGroup(scope: AuditScope, input: { name: string; desc
     scope.workspaceId,
     input.name,
   ]);
-  if (taken.length > 0) throw new AppError('CONFLICT', 'A group with this name already exists');
+  if (taken.length > 0) throw takenConflict('name', 'A group with this name already exists');
   const group = Object.assign(new Group(), {
     id: newId('grp'),
     workspaceId: scope.workspaceId,
@@ -82,7 +83,7 @@ export async function addMember(scope: AuditScope, groupId: string, userId: stri
   const group = await findGroup(scope.em, groupId);
   const user = await findUser(scope.em, userId);
   if (await scope.em.count(GroupMember, { groupId: group.id, userId: user.id }))
-    throw new AppError('CONFLICT', 'This user is already a member');
+    throw takenConflict('user_id', 'This user is already a member', 'is already a member');
   const member = Object.assign(new GroupMember(), {
     id: newId('gmb'),
     workspaceId: scope.workspaceId,

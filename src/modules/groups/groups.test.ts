@@ -28,6 +28,7 @@ describe('groups', () => {
     expect(created.body.data.id).toMatch(/^grp_/);
     const dup = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'engineering' } });
     expect([dup.status, dup.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect(dup.body.error.details).toEqual([{ path: 'name', message: 'is already taken' }]);
 
     const [a, b] = [await newUser(), await newUser()];
     for (const user of [a, b]) {
@@ -39,6 +40,7 @@ describe('groups', () => {
     }
     const again = await call(app, 'POST', `/api/v1/groups/${created.body.data.id}/members`, { token: ws.apiKey, body: { user_id: a.id } });
     expect(again.status).toBe(409);
+    expect(again.body.error.details).toEqual([{ path: 'user_id', message: 'is already a member' }]);
     const listed = await call(app, 'GET', '/api/v1/groups?q=engin', { token: ws.apiKey });
     expect(listed.body).toMatchObject({ meta: { total: 1, page: 1, per_page: 20 } });
     expect(listed.body.data[0].member_count).toBe(2);

@@ -5,6 +5,7 @@ import { AppError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
 import { IdpAttribute } from './idp-attribute.entity.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 const SAML_CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
 
@@ -88,7 +89,7 @@ export async function createIdpAttribute(
   now: Date,
 ): Promise<IdpAttributeView> {
   if (builtinOf(input.key) || (await scope.em.count(IdpAttribute, { key: input.key }))) {
-    throw new AppError('CONFLICT', `An attribute with the key "${input.key}" already exists`);
+    throw takenConflict('key', `An attribute with the key "${input.key}" already exists`);
   }
   const row = Object.assign(new IdpAttribute(), {
     id: newId('ida'),

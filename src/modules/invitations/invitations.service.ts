@@ -19,6 +19,7 @@ import { Workspace } from '../workspaces/workspace.entity.ts';
 import { Invitation, type InvitationStatus } from './invitation.entity.ts';
 import type { InvitationView } from './invitations.schema.ts';
 import { emitEvent } from '../events/events.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -77,9 +78,14 @@ async function findInvitation(em: EntityManager, id: string): Promise<Invitation
   return invitation;
 }
 
-/** 409 when the workspace has a user with this address: an invitation to it could only fail. */
-async function assertNoUserWith(em: EntityManager, email: string): Promise<void> {
-  if ((await em.count(User, { email })) > 0) throw new AppError('CONFLICT', 'A user with this email already exists');
+/**
+ * 409 when the workspace has a user with this address: an invitation to it could only fail. `field`
+ * names the request field that sent the address, when the request sent it (a resend sends none).
+ */
+async function assertNoUserWith(em: EntityManager, email: string, field?: string): Promise<void> {
+  if ((await em.count(User, { email })) === 0) return;
+  const message = 'A user with this email already exists';
+  throw field ? takenConflict(field, message, 'belongs to a user already') : new AppError('CONFLICT', message);
 }
 
 export async function createInvitation(
@@ -92,11 +98,11 @@ export async function createInvitation(
   const { em } = scope;
   const role = await findRole(em, input.role_id || 'member');
   assertMayGrant(principal, role);
-  await assertNoUserWith(em, input.email);
+  await assertNoUserWith(em, input.email, 'email');
   // A pending invitation past its date no longer blocks a new one.
   await em.nativeUpdate(Invitation, { email: input.email, status: 'pending', expiresAt: { $lte: now } }, { status: 'expired' });
   if ((await em.count(Invitation, { email: input.email, status: 'pending' })) > 0) {
-    throw new AppError('CONFLICT', 'This email already has a pending invitation');
+    throw takenConflict('email', 'This email already has a pending invitation', 'has a pending invitation');
   }
   const token = newSecret('inv_');
   const invitation = Object.assign(new Invitation(), {

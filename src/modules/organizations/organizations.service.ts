@@ -13,6 +13,7 @@ import { SsoConnection } from '../sso/sso-connection.entity.ts';
 import { Organization, OrganizationDomain, OrganizationMember, type SsoSettings } from './organization.entity.ts';
 import type { CreateOrganizationInput, OrganizationView, UpdateOrganizationInput } from './organizations.schema.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 export const PORTAL_LINK_TTL_MS = 5 * 60 * 1000;
 
@@ -132,7 +133,7 @@ async function flushClaimingDomains(em: EntityManager): Promise<void> {
     await em.flush();
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException)
-      throw new AppError('CONFLICT', 'A domain already belongs to another organization');
+      throw takenConflict('domains', 'A domain already belongs to another organization');
     throw error;
   }
 }

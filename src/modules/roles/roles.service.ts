@@ -13,6 +13,7 @@ import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 export function toRoleView(role: Role): RoleView {
   return {
@@ -71,7 +72,7 @@ function slug(name: string): string {
 export async function createRole(scope: AuditScope, input: CreateRoleInput, now: Date): Promise<RoleView> {
   const key = input.key ?? slug(input.name);
   if (key in BUILTIN_ROLES || (await scope.em.count(Role, { key })) > 0) {
-    throw new AppError('CONFLICT', `A role with the key "${key}" already exists`);
+    throw takenConflict(input.key === undefined ? 'name' : 'key', `A role with the key "${key}" already exists`);
   }
   const role = Object.assign(new Role(), {
     id: newId('rol'),

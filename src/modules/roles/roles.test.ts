@@ -123,6 +123,10 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
 
     const dup = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'User auditor' } });
     expect([dup.status, dup.body.error.code]).toEqual([409, 'CONFLICT']);
+    // The key was made from the name: the name is the field to change.
+    expect(dup.body.error.details).toEqual([{ path: 'name', message: 'is already taken' }]);
+    const dupKey = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Another', key: 'user-auditor' } });
+    expect([dupKey.status, dupKey.body.error.details]).toEqual([409, [{ path: 'key', message: 'is already taken' }]]);
     const bad = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'X', permissions: ['users:destroy'] } });
     expect(bad.status).toBe(400);
 

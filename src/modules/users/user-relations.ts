@@ -9,7 +9,6 @@ export const userRelationsOutput = z.array(
   z.object({
     user_id: z.string(),
     roles: z.array(z.object({ role: roleOutput, expires_at: z.string().nullable() })),
-    groups: z.array(z.object({ id: z.string(), name: z.string() })),
     mfa: z.object({ verified: z.number().int(), kinds: z.array(z.literal('totp')) }),
   }),
 );
@@ -28,8 +27,9 @@ interface RoleRow {
 }
 
 /**
- * Live role assignments, group memberships and verified factors of up to 100 users of one
- * workspace: three statements whatever the number of users (the GraphQL dataloader's batch).
+ * Live role assignments and verified factors of up to 100 users of one workspace: two statements
+ * whatever the number of users (the GraphQL dataloader's batch). Their groups are the groups module's
+ * to show (`groups.ofUsers`, `groups:read`).
  * Ids of other workspaces or of no user come back with empty relations, like an unknown user would.
  */
 export async function userRelations(em: EntityManager, workspaceId: string, userIds: string[], now: Date): Promise<UserRelationsView[]> {
@@ -40,11 +40,6 @@ export async function userRelations(em: EntityManager, workspaceId: string, user
       where ra.workspace_id = ? and ra.user_id in (?) and (ra.expires_at is null or ra.expires_at > ?)
       order by r.builtin desc, r.created_at, r.id`,
     [workspaceId, ids, now],
-  );
-  const groups = await em.execute<{ user_id: string; id: string; name: string }[]>(
-    `select gm.user_id, g.id, g.name from group_members gm join groups g on g.id = gm.group_id
-      where gm.workspace_id = ? and gm.user_id in (?) order by g.name, g.id`,
-    [workspaceId, ids],
   );
   const factors = await em.execute<{ user_id: string; kind: 'totp'; verified: number }[]>(
     `select user_id, kind, count(*)::int as verified from mfa_factors
@@ -69,7 +64,6 @@ export async function userRelations(em: EntityManager, workspaceId: string, user
           },
           expires_at: r.expires_at ? new Date(r.expires_at).toISOString() : null,
         })),
-      groups: groups.filter((g) => g.user_id === userId).map((g) => ({ id: g.id, name: g.name })),
       mfa: { verified: kinds.reduce((sum, f) => sum + f.verified, 0), kinds: kinds.map((f) => f.kind) },
     };
   });

@@ -2,6 +2,7 @@ import { builder, PageMetaRef } from '../../graphql/builder.ts';
 import { defineLoader } from '../../graphql/loaders.ts';
 import { CALLS_PROCEDURE } from '../../graphql/procedure-calls.ts';
 import { RoleRef } from '../roles/roles.graphql.ts';
+import type { GroupsOfUserView } from '../groups/groups-of-users.ts';
 import type { UserRelationsView } from './user-relations.ts';
 import { USER_STATUSES } from './user.entity.ts';
 import type { UserView } from './users.schema.ts';
@@ -16,9 +17,15 @@ const MfaSummaryRef = builder.objectRef<{ verified: number; kinds: string[] }>('
   }),
 });
 
-/** One batch call per page of users for their roles, groups and factors (no N+1). */
+/** One batch call per page of users for their roles and factors (no N+1). */
 const relations = defineLoader(
   (ctx, ids: readonly string[]) => ctx.caller.users.relations({ ids: [...ids] }),
+  (row) => row.user_id,
+);
+
+/** One batch call per page of users for their groups, which needs `groups:read` besides `users:read`. */
+const groupsOf = defineLoader(
+  (ctx, ids: readonly string[]) => ctx.caller.groups.ofUsers({ ids: [...ids] }),
   (row) => row.user_id,
 );
 
@@ -30,7 +37,7 @@ const UserRoleRef = builder.objectRef<UserRelationsView['roles'][number]>('UserR
   }),
 });
 
-const UserGroupRef = builder.objectRef<UserRelationsView['groups'][number]>('UserGroup').implement({
+const UserGroupRef = builder.objectRef<GroupsOfUserView['groups'][number]>('UserGroup').implement({
   description: 'A group the user is a member of.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -53,7 +60,9 @@ export const UserRef = builder.objectRef<UserView>('User').implement({
     groups: t.field({
       extensions: CALLS_PROCEDURE,
       type: [UserGroupRef],
-      resolve: async (user, _args, ctx) => (await relations(ctx).load(user.id)).groups,
+      nullable: true,
+      description: 'The groups the user is a member of; null, with a FORBIDDEN error, for a caller without groups:read.',
+      resolve: async (user, _args, ctx) => (await groupsOf(ctx).load(user.id)).groups,
     }),
     id: t.exposeID('id'),
     email: t.exposeString('email'),

@@ -122,6 +122,38 @@ describe('GraphQL admin reporting: users with roles, groups and factors; roles w
     expect(groups.body.data.groups.data).toEqual([{ name: `Team ${tag}`, memberCount: 2 }]);
   });
 
+  it('shows a user’s groups only to a caller who may read groups (groups:read), on GraphQL and tRPC alike', async () => {
+    const helper = await createUser('helpdesk');
+    const role = await call(app, 'POST', '/api/v1/roles', {
+      token: ws.apiKey,
+      body: { name: `Helpdesk ${tag}`, permissions: ['users:read'] },
+    });
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: helper.id, role_id: role.body.data.id } });
+    const group = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: `Hidden ${tag}` } });
+    await call(app, 'POST', `/api/v1/groups/${group.body.data.id}/members`, { token: ws.apiKey, body: { user_id: helper.id } });
+    const asHelper = await signIn(app, ws.id, helper.email, PASSWORD);
+    const query = '{ users(q: "helpdesk", perPage: 5) { data { email groups { name } } } }';
+
+    expect((await call(app, 'GET', '/api/v1/groups', { token: asHelper.accessToken })).status).toBe(403);
+    const refused = await graphql(app, query, {}, asHelper.accessToken);
+    expect(refused.body.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+    expect(refused.body.errors?.[0]?.message).toContain('groups:read');
+    expect(refused.body.data.users.data).toEqual([{ email: helper.email, groups: null }]);
+    expect(JSON.stringify(refused.body)).not.toContain(`Hidden ${tag}`);
+
+    const relations = await trpc(app, 'query', 'users.relations', { ids: [helper.id] }, asHelper.accessToken);
+    expect(relations.status).toBe(200);
+    expect(JSON.stringify(relations.body)).not.toContain(`Hidden ${tag}`);
+    const memberships = await trpc(app, 'query', 'groups.ofUsers', { ids: [helper.id] }, asHelper.accessToken);
+    expect([memberships.status, memberships.body.error?.data.appCode]).toEqual([403, 'FORBIDDEN']);
+
+    const shown = await graphql(app, query, {}, ws.apiKey);
+    expect(shown.body.errors).toBeUndefined();
+    expect(shown.body.data.users.data).toEqual([{ email: helper.email, groups: [{ name: `Hidden ${tag}` }] }]);
+    const listed = await trpc(app, 'query', 'groups.ofUsers', { ids: [helper.id] }, ws.apiKey);
+    expect(listed.body.result.data).toEqual([{ user_id: helper.id, groups: [{ id: group.body.data.id, name: `Hidden ${tag}` }] }]);
+  });
+
   it('lets viewers read the reports, refuses members, and never shows another workspace', async () => {
     const viewer = await createUser('viewer');
     const viewerRole = (await call(app, 'GET', '/api/v1/roles?per_page=50', { token: ws.apiKey })).body.data.find(
@@ -145,7 +177,9 @@ describe('GraphQL admin reporting: users with roles, groups and factors; roles w
     // The batch procedure answers empty relations for ids it cannot see, exactly as for no user at all.
     const cross = await trpc(app, 'query', 'users.relations', { ids: [other.owner.id] }, ws.apiKey);
     expect(cross.status).toBe(200);
-    expect(cross.body.result.data).toEqual([{ user_id: other.owner.id, roles: [], groups: [], mfa: { verified: 0, kinds: [] } }]);
+    expect(cross.body.result.data).toEqual([{ user_id: other.owner.id, roles: [], mfa: { verified: 0, kinds: [] } }]);
+    const crossGroups = await trpc(app, 'query', 'groups.ofUsers', { ids: [other.owner.id] }, ws.apiKey);
+    expect(crossGroups.body.result.data).toEqual([{ user_id: other.owner.id, groups: [] }]);
     const otherRoles = (await call(app, 'GET', '/api/v1/roles?per_page=50', { token: other.apiKey })).body.data;
     const counts = await trpc(app, 'query', 'roles.memberCounts', { ids: otherRoles.map((r: { id: string }) => r.id) }, ws.apiKey);
     expect(counts.body.result.data.every((c: { members: number }) => c.members === 0)).toBe(true);

@@ -18,6 +18,7 @@ import { guardOwner } from '../roles/owners.ts';
 import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 export function toUserView(user: User, now: Date, mfaEnabled = false): UserView {
   return {
@@ -67,7 +68,7 @@ export async function newUser(workspaceId: string, input: CreateUserInput): Prom
 export async function createUser(scope: AuditScope, input: CreateUserInput): Promise<UserView> {
   const { em, workspaceId } = scope;
   if (await em.count(User, { email: input.email })) {
-    throw new AppError('CONFLICT', 'A user with this email already exists');
+    throw takenConflict('email', 'A user with this email already exists', 'belongs to another user');
   }
   const user = await newUser(workspaceId, input);
   em.persist(user);
@@ -198,7 +199,7 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
   if (newEmail || deactivates || locks) await guardOwner(scope.em, principal, user.id, now, { removes: deactivates || locks });
   if (newEmail && input.email !== undefined) {
     if (await scope.em.count(User, { email: input.email, id: { $ne: user.id } })) {
-      throw new AppError('CONFLICT', 'A user with this email already exists');
+      throw takenConflict('email', 'A user with this email already exists', 'belongs to another user');
     }
     changes.email = { from: user.email, to: input.email };
     Object.assign(user, { email: input.email, emailVerified: false });

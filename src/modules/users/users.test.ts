@@ -51,6 +51,8 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('CONFLICT');
+    // The conflict names its field, as a 400 names its field problems.
+    expect(again.body.error.details).toEqual([{ path: 'email', message: 'belongs to another user' }]);
     const list = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(email)}`, { token: ws.apiKey });
     expect(list.body.meta.total).toBe(1);
     // The same email is free in another workspace: emails are unique per workspace only.
@@ -195,6 +197,28 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     }
   });
 
+  it('answers an id too long to be one NOT_FOUND on every door, as REST does (CONTRACT: a malformed id is 404)', async () => {
+    const long = `usr_${'x'.repeat(300)}`;
+    const rest = await call(app, 'GET', `/api/v1/users/${long}`, { token: ws.apiKey });
+    expect(rest.status).toBe(404);
+    expect(rest.body.error.code).toBe('NOT_FOUND');
+
+    const query = await trpc(app, 'query', 'users.get', { id: long }, ws.apiKey);
+    expect(query.status).toBe(404);
+    expect(query.body.error.data.appCode).toBe('NOT_FOUND');
+    const mutation = await trpc(app, 'mutation', 'users.update', { id: long, name: 'Nobody' }, ws.apiKey);
+    expect(mutation.status).toBe(404);
+    expect(mutation.body.error.data.appCode).toBe('NOT_FOUND');
+
+    const gql = await graphql(app, 'query ($id: ID!) { user(id: $id) { id } }', { id: long }, ws.apiKey);
+    expect(gql.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
+
+    // A body member next to the id that is wrong too is still the caller's mistake to fix: 400.
+    const both = await trpc(app, 'mutation', 'users.update', { id: long, status: 'sleeping' }, ws.apiKey);
+    expect(both.status).toBe(400);
+    expect(both.body.error.data.appCode).toBe('BAD_REQUEST');
+  });
+
   it('serves the same procedures through tRPC', async () => {
     const created = await trpc(app, 'mutation', 'users.create', { email: uniqueEmail('trpc'), password: 'password-123' }, ws.apiKey);
     expect(created.status).toBe(200);
@@ -206,6 +230,7 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
     const dup = await trpc(app, 'mutation', 'users.create', { email: created.body.result.data.email, password: 'password-123' }, ws.apiKey);
     expect(dup.status).toBe(409);
     expect(dup.body.error.data.appCode).toBe('CONFLICT');
+    expect(dup.body.error.data.details).toEqual([{ path: 'email', message: 'belongs to another user' }]);
     const cross = await trpc(app, 'query', 'users.get', { id: other.owner.id }, ws.apiKey);
     expect(cross.body.error.data.appCode).toBe('NOT_FOUND');
   });
@@ -232,7 +257,10 @@ describe('users: create, list, get through REST, tRPC and GraphQL', () => {
       { input: { email, password: 'password-123' } },
       ws.apiKey,
     );
-    expect(dup.body.errors?.[0]?.extensions.code).toBe('CONFLICT');
+    expect(dup.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'CONFLICT',
+      details: [{ path: 'email', message: 'belongs to another user' }],
+    });
     const cross = await graphql(app, 'query($id: ID!) { user(id: $id) { id } }', { id: other.owner.id }, ws.apiKey);
     expect(cross.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
   });

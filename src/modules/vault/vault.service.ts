@@ -6,6 +6,7 @@ import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { VaultObject } from './vault.entity.ts';
 import type { CreateVaultObjectInput, VaultObjectView } from './vault.schema.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 
 function toView(object: VaultObject): VaultObjectView {
   return {
@@ -45,7 +46,7 @@ export async function createVaultObject(scope: AuditScope, box: CryptoBox, input
     scope.workspaceId,
     input.name,
   ]);
-  if (taken.length > 0) throw new AppError('CONFLICT', 'A vault object with this name already exists');
+  if (taken.length > 0) throw takenConflict('name', 'A vault object with this name already exists');
   const id = newId('vlt');
   const envelope = box.sealEnvelope(input.value, contextOf({ id, workspaceId: scope.workspaceId }));
   const object = Object.assign(new VaultObject(), {

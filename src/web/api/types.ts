@@ -12,6 +12,7 @@ export type Me = Outputs['auth']['me'];
 export type User = Outputs['users']['list']['data'][number];
 export type UserStatus = User['status'];
 export type UserRelations = Outputs['users']['relations'][number];
+export type GroupOfUser = Outputs['groups']['ofUsers'][number]['groups'][number];
 export type Role = Outputs['roles']['list']['data'][number];
 export type Permission = Inputs['roles']['create']['permissions'] extends (infer P)[] | undefined ? P : never;
 export type Group = Outputs['groups']['list']['data'][number];

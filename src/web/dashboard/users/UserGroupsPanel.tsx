@@ -1,14 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api } from '../../api/client.ts';
-import type { User, UserRelations } from '../../api/types.ts';
+import type { GroupOfUser, User } from '../../api/types.ts';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Form } from '../../ui/forms/Form.tsx';
 import { SelectField } from '../../ui/forms/SelectField.tsx';
 import { Section } from '../../ui/layout/Section.tsx';
 
 /** The groups a user belongs to: add them to one, take them out of one. */
-export function UserGroupsPanel({ user, relations }: { user: User; relations: UserRelations | undefined }) {
+export function UserGroupsPanel({ user, memberOf }: { user: User; memberOf: GroupOfUser[] }) {
   const queryClient = useQueryClient();
   const groups = useQuery({ queryKey: ['groups.list', { per_page: 100 }], queryFn: () => api.groups.list.query({ per_page: 100 }) });
   const [groupId, setGroupId] = useState('');
@@ -26,7 +26,6 @@ export function UserGroupsPanel({ user, relations }: { user: User; relations: Us
   });
   const remove = useMutation({ mutationFn: (id: string) => api.groups.removeMember.mutate({ id, user_id: user.id }), onSuccess: refresh });
 
-  const memberOf = relations?.groups ?? [];
   const options = [
     { value: '', label: 'Choose a group' },
     ...(groups.data?.data ?? []).filter((g) => !memberOf.some((m) => m.id === g.id)).map((g) => ({ value: g.id, label: g.name })),

@@ -39,6 +39,14 @@ export function UsersPage() {
     enabled: ids.length > 0,
   });
   const byUser = new Map((relations.data ?? []).map((r) => [r.user_id, r]));
+  // A user's groups are group data: shown to those who may read groups (groups:read), not to every reader of users.
+  const canReadGroups = can('groups:read');
+  const memberships = useQuery({
+    queryKey: ['users.list', 'groups', ids],
+    queryFn: () => api.groups.ofUsers.query({ ids }),
+    enabled: ids.length > 0 && canReadGroups,
+  });
+  const groupsByUser = canReadGroups ? new Map((memberships.data ?? []).map((m) => [m.user_id, m.groups])) : null;
 
   return (
     <>
@@ -72,7 +80,7 @@ export function UsersPage() {
       >
         {(page) => (
           <>
-            <UsersTable users={page.data} relations={byUser} canWrite={canWrite} />
+            <UsersTable users={page.data} relations={byUser} groups={groupsByUser} canWrite={canWrite} />
             <Pagination meta={page.meta} noun="users" onPage={(p) => setFilters({ page: p })} />
           </>
         )}
