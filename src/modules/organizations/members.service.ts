@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import { takenConflict } from '../../core/conflicts.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
@@ -47,7 +48,7 @@ export async function addMember(scope: AuditScope, organizationId: string, userI
   const org = await findOrganization(scope.em, organizationId);
   const user = await findUser(scope.em, userId);
   if (!(await joinOrganization(scope.em, scope.workspaceId, org.id, user.id, now))) {
-    throw new AppError('CONFLICT', 'This user is already a member of this organization');
+    throw takenConflict('user_id', 'This user is already a member of this organization', 'is already a member');
   }
   recordAudit(scope, {
     eventType: 'organization.member_add',

@@ -181,7 +181,11 @@ describe('organizations and identity-provider attributes', () => {
     expect(added.status).toBe(201);
     expect(added.body.data).toMatchObject({ organization_id: org, user_id: user.id, email, name: null });
     const again = await call(app, 'POST', members, { token: ws.apiKey, body: { user_id: user.id } });
-    expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect([again.status, again.body.error.code, again.body.error.details]).toEqual([
+      409,
+      'CONFLICT',
+      [{ path: 'user_id', message: 'is already a member' }],
+    ]);
     const stranger = (await call(app, 'GET', '/api/v1/users?per_page=1', { token: other.apiKey })).body.data[0].id as string;
     for (const userId of [stranger, 'usr_nobody', 'nonsense']) {
       const refused = await call(app, 'POST', members, { token: ws.apiKey, body: { user_id: userId } });
@@ -193,7 +197,9 @@ describe('organizations and identity-provider attributes', () => {
     expect(listed.body.data).toEqual([added.body.data]);
     expect(listed.body.meta).toEqual({ total: 1, page: 1, per_page: 5 });
     expect((await call(app, 'GET', `/api/v1/organizations/${org}`, { token: ws.apiKey })).body.data.member_count).toBe(1);
-    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=organization.member_add&outcome=success&per_page=1', { token: ws.apiKey });
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=organization.member_add&outcome=success&per_page=1', {
+      token: ws.apiKey,
+    });
     expect(audit.body.data[0]).toMatchObject({ target: { type: 'organization', id: org }, details: { user_id: user.id } });
 
     // Another workspace sees no such organization.
