@@ -2,6 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { AppError, type FieldProblem } from './errors.ts';
+import { uniqueViolationConflict } from './unique-conflicts.ts';
 
 /**
  * A body member the schema does not know, named by its own path as every other field problem is
@@ -85,7 +86,7 @@ export function toAppError(error: unknown): { appError: AppError; internal: bool
   if (cause instanceof AppError) return { appError: cause, internal: false };
   if (isUnavailable(cause)) return { appError: unavailableError(cause), internal: true };
   if (cause instanceof UniqueConstraintViolationException) {
-    return { appError: new AppError('CONFLICT', 'A resource with these values already exists'), internal: false };
+    return { appError: uniqueViolationConflict(cause), internal: false };
   }
   if (error instanceof TRPCError) {
     switch (error.code) {
