@@ -20,7 +20,8 @@ export class BatchedCall<In, Out> {
 
   /**
    * @param run answers one output per input, in order.
-   * @param onBatch told how many calls each run answers (for metrics).
+   * @param onBatch told how many calls each run answers (for metrics; a failed batch's calls, run
+   *   again one by one, are told again).
    */
   constructor(
     private readonly run: (inputs: In[]) => Promise<Out[]>,
