@@ -15,6 +15,7 @@ import { endUserSessions, type Origin } from './sessions.service.ts';
 import { emitEvent } from '../events/events.ts';
 import { countFailure, expireLock, type LockableUser } from './lockout.ts';
 import { writingAddedRows } from './sign-in.ts';
+import { retirePendingChallenges } from '../mfa/challenge-retirement.ts';
 
 export const RESET_TTL_MS = 30 * 60 * 1000;
 /** At most one reset email per address per minute. */
@@ -151,6 +152,7 @@ export async function resetPassword(
   });
   const ended = await endUserSessions({ em, workspaceId: user.workspaceId }, user.id, now, 'password_reset');
   await retireResetLinks(em, user.id, now);
+  await retirePendingChallenges(em, user.id, now);
   recordAudit(
     { em, workspaceId: user.workspaceId, actor: { type: 'user', id: user.id }, ...origin },
     { eventType: 'auth.password_reset', target: { type: 'user', id: user.id }, details: { ended_sessions: ended } },
@@ -218,6 +220,7 @@ export function changePassword(
       if (changed.length === 0) throw new AppError('INVALID_CREDENTIALS', 'The current password is incorrect');
       const ended = await endUserSessions(txScope, user.id, now, 'password_change', who.sessionId);
       await retireResetLinks(tx, user.id, now);
+      await retirePendingChallenges(tx, user.id, now);
       recordAudit(txScope, {
         eventType: 'auth.password_change',
         target: { type: 'user', id: user.id },

@@ -14,6 +14,7 @@ import type { SessionView, TokensView } from './auth.schema.ts';
 import { Session } from './session.entity.ts';
 import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import { emitEvent, type EventScope } from '../events/events.ts';
+import { retirePendingChallenges } from '../mfa/challenge-retirement.ts';
 
 export interface Origin {
   ip: string | null;
@@ -403,6 +404,7 @@ export async function logout(scope: AuditScope, sessionId: string, now: Date) {
 
 export async function revokeAllSessions(scope: AuditScope, userId: string, now: Date) {
   const ended = await endUserSessions(scope, userId, now, 'revoke_all');
+  await retirePendingChallenges(scope.em, userId, now);
   recordAudit(scope, { eventType: 'auth.sessions_revoke_all', target: { type: 'user', id: userId }, details: { ended_sessions: ended } });
   return { ended_sessions: ended };
 }

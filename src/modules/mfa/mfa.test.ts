@@ -360,6 +360,37 @@ describe('second factor (TOTP)', () => {
     expect(next.body.data.access_token).toBeUndefined();
   });
 
+  it("ends a sign-in waiting for its code with the user's sessions: after a change, a reset or revoke-all its mfa_token is dead", async () => {
+    const endings: Record<string, (user: Awaited<ReturnType<typeof enrolledUser>>) => Promise<void>> = {
+      change: async (user) => {
+        const changed = await call(app, 'POST', '/api/v1/auth/password/change', {
+          token: user.token,
+          body: { current_password: PASSWORD, new_password: 'a changed passphrase' },
+        });
+        expect(changed.status).toBe(200);
+      },
+      reset: async (user) => {
+        await call(app, 'POST', '/api/v1/auth/password/forgot', { headers: { 'x-tenant-id': ws.id }, body: { email: user.email } });
+        const { token } = resetTokenIn(await mail.waitFor(user.email));
+        expect((await call(app, 'POST', '/api/v1/auth/password/reset', { body: { token, password: 'a reset passphrase' } })).status).toBe(
+          200,
+        );
+      },
+      revokeAll: async (user) => {
+        expect((await call(app, 'POST', '/api/v1/auth/sessions/revoke-all', { token: user.token })).status).toBe(200);
+      },
+    };
+    for (const [name, end] of Object.entries(endings)) {
+      const user = await enrolledUser();
+      const challenge = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+      expect(challenge.mfa_required).toBe(true);
+      await end(user);
+      nextStep();
+      const res = await verify(challenge.mfa_token, codeAt(user.totp));
+      expect([name, res.status, res.body.error?.code]).toEqual([name, 401, 'INVALID_TOKEN']);
+    }
+  });
+
   it('shows admins, through GraphQL, how many verified factors a user has and of which kinds', async () => {
     const user = await enrolledUser();
     await enroll(user.token, 'Pending one');
