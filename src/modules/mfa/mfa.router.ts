@@ -73,6 +73,6 @@ export const mfaRouter = router({
     .input(mfaVerifyInput)
     .output(tokensOutput)
     .mutation(({ ctx, input }) =>
-      completeSignInChallenge(ctx.deps, ctx.em, input.mfa_token, input.code, originOf(ctx), namedWorkspace(ctx)),
+      completeSignInChallenge(ctx.deps, ctx.em, input.mfa_token, input.code, originOf(ctx), namedWorkspace(ctx), input.challenge_id),
     ),
 });

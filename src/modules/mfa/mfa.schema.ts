@@ -39,5 +39,12 @@ export const challengeOutput = z
   .meta({ id: 'SignInChallenge' });
 export type ChallengeView = z.infer<typeof challengeOutput>;
 
-/** The code is checked in the handler, after the attempt is counted: a malformed one counts too. */
-export const mfaVerifyInput = z.strictObject({ mfa_token: z.string().min(1).max(512), code: z.unknown() });
+/**
+ * The code is checked in the handler, after the attempt is counted: a malformed one counts too.
+ * `challenge_id`, from the same challenge as the token, may be sent back with it; it must then match.
+ */
+export const mfaVerifyInput = z.strictObject({
+  mfa_token: z.string().min(1).max(512),
+  code: z.unknown(),
+  challenge_id: z.string().max(100).optional(),
+});

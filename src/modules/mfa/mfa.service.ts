@@ -227,7 +227,8 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
 /**
  * The challenge its token names, counted against its user's limit (5 per 5 minutes, across tokens
  * and addresses, malformed codes included), and answered. Answers the challenge it consumed. A code
- * that is not six digits is BAD_REQUEST whatever the token (counted when the token is live).
+ * that is not six digits is BAD_REQUEST whatever the token (counted when the token is live). A
+ * `challengeId` sent with the token must name the same challenge (else INVALID_TOKEN, nothing spent).
  */
 export async function passSignInChallenge(
   deps: AppDeps,
@@ -236,12 +237,16 @@ export async function passSignInChallenge(
   code: unknown,
   origin: Origin,
   workspaceId: string | null = null,
+  challengeId?: string,
 ): Promise<MfaChallenge> {
   const now = deps.clock.now();
   const parsed = totpCode.safeParse(code);
   const challenge = await liveChallenge(em, mfaToken, now, workspaceId);
   if (!challenge && !parsed.success) throw malformedCode();
   if (!challenge) throw await refuseDeadChallenge(em, mfaToken, origin, workspaceId);
+  if (challengeId !== undefined && challengeId !== challenge.id) {
+    throw new AppError('INVALID_TOKEN', 'The mfa_token and challenge_id name different sign-in challenges');
+  }
   em.setFilterParams(TENANT_FILTER, { workspaceId: challenge.workspaceId });
   const scope: AuditScope = { em, workspaceId: challenge.workspaceId, actor: { type: 'user', id: challenge.userId }, ...origin };
   const decision = await consumeRecordingFirstRefusal(
@@ -274,7 +279,8 @@ export async function completeSignInChallenge(
   code: unknown,
   origin: Origin,
   workspaceId: string | null = null,
+  challengeId?: string,
 ) {
-  const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin, workspaceId);
+  const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin, workspaceId, challengeId);
   return startSession(deps, em, { userId: challenge.userId, method: CHALLENGE_ANSWERED, claims: challenge.claims }, origin);
 }

@@ -191,6 +191,24 @@ describe('second factor (TOTP)', () => {
     expect((await send(ws.id)).status).toBe(200);
   });
 
+  it('takes back the challenge_id it gave with the mfa_token; one of another challenge is INVALID_TOKEN and spends nothing', async () => {
+    const user = await enrolledUser();
+    nextStep();
+    const first = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const second = (await login(app, ws.id, user.email, PASSWORD)).body.data;
+    const send = (challengeId: unknown) =>
+      call(app, 'POST', '/api/v1/auth/mfa/verify', {
+        body: { mfa_token: second.mfa_token, code: codeAt(user.totp), challenge_id: challengeId },
+      });
+    const crossed = await send(first.challenge_id);
+    expect([crossed.status, crossed.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    const malformed = await send(42);
+    expect([malformed.status, malformed.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    const echoed = await send(second.challenge_id);
+    expect(echoed.status).toBe(200);
+    expect(echoed.body.data.access_token).toBeDefined();
+  });
+
   it('never accepts the same step twice (replay), even with a new challenge', async () => {
     const user = await enrolledUser();
     nextStep();
