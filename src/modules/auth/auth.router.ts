@@ -17,6 +17,7 @@ import {
   forgotOutput,
   listSessionsInput,
   loginInput,
+  logoutInput,
   meOutput,
   refreshInput,
   resetInput,
@@ -67,9 +68,11 @@ export const authRouter = router({
       },
       audit: 'auth.logout',
     })
-    .input(noInput)
+    .input(logoutInput)
     .output(endedOutput)
-    .mutation(({ ctx }) => logout(auditScope(ctx), ctx.sessionId, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) =>
+      logout(auditScope(ctx), { userId: ctx.userId, sessionId: ctx.sessionId }, ctx.deps.clock.now(), input.refresh_token),
+    ),
 
   revokeAllSessions: userProcedure
     .meta({

@@ -19,6 +19,8 @@ export const tokensOutput = z
 export type TokensView = z.infer<typeof tokensOutput>;
 
 export const refreshInput = z.strictObject({ refresh_token: z.string().min(1).max(512) });
+/** Logout ends the access token's session; a client may send its refresh token along (see `logout`). */
+export const logoutInput = z.strictObject({ refresh_token: z.string().min(1).max(512).optional() }).prefault({});
 
 export const forgotInput = z.strictObject({ email: emailInput });
 export const forgotOutput = z.object({ message: z.string() });

@@ -15,6 +15,7 @@ import { Session } from './session.entity.ts';
 import { endOAuthSessionsOf } from '../../oauth/adapter.ts';
 import { emitEvent, type EventScope } from '../events/events.ts';
 import { retirePendingChallenges } from '../mfa/challenge-retirement.ts';
+import { liveSessionOfRefreshToken } from './refresh-token-session.ts';
 
 export interface Origin {
   ip: string | null;
@@ -396,10 +397,20 @@ export async function endOwnSession(scope: EventScope, userId: string, sessionId
 }
 
 /** The caller's actions on their own sessions, each with its audit row. */
-export async function logout(scope: AuditScope, sessionId: string, now: Date) {
-  const ended = await endSession(scope, sessionId, now, 'logout');
-  recordAudit(scope, { eventType: 'auth.logout', target: { type: 'session', id: sessionId } });
-  return { ended_sessions: ended ? 1 : 0 };
+/**
+ * Ends the caller's session, and the session of a refresh token the client sent along when that one
+ * is the caller's too (a client logging out hands over what it holds). A refresh token of anyone
+ * else, or of nothing, changes nothing more and is no error (RFC 7009's rule for revocation).
+ */
+export async function logout(scope: AuditScope, caller: { userId: string; sessionId: string }, now: Date, refreshToken?: string) {
+  const also = refreshToken ? await liveSessionOfRefreshToken(scope.em, refreshToken, caller.userId) : null;
+  const sessionIds = also && also !== caller.sessionId ? [caller.sessionId, also] : [caller.sessionId];
+  let ended = 0;
+  for (const sessionId of sessionIds) {
+    if (await endSession(scope, sessionId, now, 'logout')) ended += 1;
+    recordAudit(scope, { eventType: 'auth.logout', target: { type: 'session', id: sessionId } });
+  }
+  return { ended_sessions: ended };
 }
 
 export async function revokeAllSessions(scope: AuditScope, userId: string, now: Date) {

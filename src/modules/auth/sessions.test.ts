@@ -37,6 +37,36 @@ describe('sessions: logout, revoke-all, listing, and who may call what', () => {
     expect(audited[0]).toMatchObject({ actorType: 'user', actorId: ws.owner.id, outcome: 'success' });
   });
 
+  it('logout takes the refresh token a client sends along: it ends with the session, its own or another of the caller', async () => {
+    const a = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const own = await call(app, 'POST', '/api/v1/auth/logout', { token: a.accessToken, body: { refresh_token: a.refreshToken } });
+    expect([own.status, own.body.data]).toEqual([200, { ended_sessions: 1 }]);
+    expect((await call(app, 'POST', '/api/v1/auth/refresh', { body: { refresh_token: a.refreshToken } })).status).toBe(401);
+
+    const b = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const c = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    const both = await call(app, 'POST', '/api/v1/auth/logout', { token: b.accessToken, body: { refresh_token: c.refreshToken } });
+    expect([both.status, both.body.data]).toEqual([200, { ended_sessions: 2 }]);
+    expect((await sessions(c.accessToken)).body.error.code).toBe('INVALID_TOKEN');
+
+    // Another user's token, or none that exists, ends nothing but the caller's session (RFC 7009's rule: no error).
+    const otherEmail = uniqueEmail('logout');
+    expect(
+      (await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: otherEmail, password: 'another passphrase' } })).status,
+    ).toBe(201);
+    const other = await signIn(app, ws.id, otherEmail, 'another passphrase');
+    const d = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    for (const refresh_token of [other.refreshToken, 'rt_unknown']) {
+      const e = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+      const res = await call(app, 'POST', '/api/v1/auth/logout', { token: e.accessToken, body: { refresh_token } });
+      expect([res.status, res.body.data]).toEqual([200, { ended_sessions: 1 }]);
+    }
+    expect((await sessions(other.accessToken)).status).toBe(200);
+    expect((await sessions(d.accessToken)).status).toBe(200);
+    const bad = await call(app, 'POST', '/api/v1/auth/logout', { token: d.accessToken, body: { refresh_token: 7 } });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+  });
+
   it('revoke-all ends every session of the caller, the current one included', async () => {
     const a = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
     const b = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
