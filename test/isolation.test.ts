@@ -106,6 +106,7 @@ describe('tenant isolation matrix', () => {
         'PATCH /api/v1/users/{id}': { name: 'Renamed' },
         'POST /api/v1/groups/{id}/members': { user_id: b.owner.id },
         'PATCH /api/v1/groups/{id}': { name: 'Renamed' },
+        'PATCH /api/v1/roles/{id}': { name: 'Renamed' },
         'PATCH /api/v1/organizations/{id}': { name: 'Renamed' },
         'POST /api/v1/organizations/{id}/members': { user_id: b.owner.id },
         'PATCH /api/v1/idp-attributes/{key}': { enabled: false },
