@@ -105,6 +105,8 @@ describe('tenant isolation matrix', () => {
       const bodies: Record<string, object> = {
         'PATCH /api/v1/users/{id}': { name: 'Renamed' },
         'POST /api/v1/groups/{id}/members': { user_id: b.owner.id },
+        'PATCH /api/v1/groups/{id}': { name: 'Renamed' },
+        'PATCH /api/v1/roles/{id}': { name: 'Renamed' },
         'PATCH /api/v1/organizations/{id}': { name: 'Renamed' },
         'POST /api/v1/organizations/{id}/members': { user_id: b.owner.id },
         'PATCH /api/v1/idp-attributes/{key}': { enabled: false },

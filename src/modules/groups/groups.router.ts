@@ -5,14 +5,26 @@ import {
   addMemberInput,
   createGroupInput,
   groupIdInput,
+  groupMemberPage,
   groupOutput,
   groupPage,
+  listGroupMembersInput,
   listGroupsInput,
   membershipOutput,
   removeMemberInput,
+  updateGroupInput,
 } from './groups.schema.ts';
 import { groupsOfUsers, groupsOfUsersInput, groupsOfUsersOutput } from './groups-of-users.ts';
-import { addMember, createGroup, deleteGroup, listGroups, removeMember } from './groups.service.ts';
+import {
+  addMember,
+  createGroup,
+  deleteGroup,
+  getGroup,
+  listGroupMembers,
+  listGroups,
+  removeMember,
+  updateGroup,
+} from './groups.service.ts';
 
 const tags = ['groups'];
 
@@ -39,6 +51,30 @@ export const groupsRouter = router({
     .input(createGroupInput)
     .output(groupOutput)
     .mutation(({ ctx, input }) => createGroup(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  get: managementProcedure('groups:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/groups/{id}', tags, summary: 'Get a group', protect: true } })
+    .input(groupIdInput)
+    .output(groupOutput)
+    .query(({ ctx, input }) => getGroup(ctx.em, input.id)),
+
+  update: managementProcedure('groups:write')
+    .meta({
+      openapi: { method: 'PATCH', path: '/api/v1/groups/{id}', tags, summary: 'Rename a group or change its description', protect: true },
+      audit: 'group.update',
+      conflict: 'A group with this name already exists',
+    })
+    .input(updateGroupInput)
+    .output(groupOutput)
+    .mutation(({ ctx, input }) => updateGroup(auditScope(ctx), input)),
+
+  members: managementProcedure('groups:read')
+    .meta({
+      openapi: { method: 'GET', path: '/api/v1/groups/{id}/members', tags, summary: 'List the members of a group', protect: true },
+    })
+    .input(listGroupMembersInput)
+    .output(groupMemberPage)
+    .query(({ ctx, input }) => listGroupMembers(ctx.em, ctx.workspaceId, input.id, input)),
 
   delete: managementProcedure('groups:write')
     .meta({

@@ -13,6 +13,17 @@ export const createGroupInput = z.strictObject({
   description: z.string().trim().max(500).optional(),
 });
 export const groupIdInput = z.object({ id: z.string().max(100) });
+export const updateGroupInput = z.strictObject({
+  id: z.string().max(100),
+  name: z.string().trim().min(1).max(100).optional(),
+  description: z.string().trim().max(500).nullable().optional().describe('`null` clears it'),
+});
+export const listGroupMembersInput = z.object({ id: z.string().max(100), ...pageParams });
+export const groupMemberOutput = z
+  .object({ group_id: z.string(), user_id: z.string(), email: z.string(), name: z.string().nullable(), added_at: z.string() })
+  .meta({ id: 'GroupMember' });
+export type GroupMemberView = z.infer<typeof groupMemberOutput>;
+export const groupMemberPage = pageOf(groupMemberOutput);
 export const addMemberInput = z.strictObject({ id: z.string().max(100), user_id: z.string().max(100) });
 export const removeMemberInput = z.object({ id: z.string().max(100), user_id: z.string().max(100) });
 export const membershipOutput = z

@@ -6,7 +6,7 @@ import { likePattern, offsetOf, toPage, type PageQuery } from '../../core/pagina
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
 import { findUser } from '../users/users.service.ts';
 import { Group, GroupMember } from './group.entity.ts';
-import type { GroupView } from './groups.schema.ts';
+import type { GroupMemberView, GroupView } from './groups.schema.ts';
 import { takenConflict } from '../../core/conflicts.ts';
 
 function toView(group: Group, memberCount: number): GroupView {
@@ -48,12 +48,72 @@ async function findGroup(em: EntityManager, id: string): Promise<Group> {
   return group;
 }
 
-export async function createGroup(scope: AuditScope, input: { name: string; description?: string }, now: Date): Promise<GroupView> {
-  const taken = await scope.em.execute<{ id: string }[]>('select id from groups where workspace_id = ? and lower(name) = lower(?)', [
-    scope.workspaceId,
-    input.name,
-  ]);
+async function memberCount(em: EntityManager, groupId: string): Promise<number> {
+  return (await memberCounts(em, [groupId])).get(groupId) ?? 0;
+}
+
+export async function getGroup(em: EntityManager, id: string): Promise<GroupView> {
+  const group = await findGroup(em, id);
+  return toView(group, await memberCount(em, group.id));
+}
+
+async function assertNameFree(scope: AuditScope, name: string, exceptId?: string) {
+  const taken = await scope.em.execute<{ id: string }[]>(
+    'select id from groups where workspace_id = ? and lower(name) = lower(?) and id <> ?',
+    [scope.workspaceId, name, exceptId ?? ''],
+  );
   if (taken.length > 0) throw takenConflict('name', 'A group with this name already exists');
+}
+
+/** Renames a group or changes its description; `description: null` clears it. */
+export async function updateGroup(
+  scope: AuditScope,
+  input: { id: string; name?: string; description?: string | null },
+): Promise<GroupView> {
+  const group = await findGroup(scope.em, input.id);
+  const changed: string[] = [];
+  if (input.name !== undefined && input.name !== group.name) {
+    await assertNameFree(scope, input.name, group.id);
+    group.name = input.name;
+    changed.push('name');
+  }
+  if (input.description !== undefined && input.description !== group.description) {
+    group.description = input.description;
+    changed.push('description');
+  }
+  if (changed.length > 0)
+    recordAudit(scope, { eventType: 'group.update', target: { type: 'group', id: group.id }, details: { changed, name: group.name } });
+  return toView(group, await memberCount(scope.em, group.id));
+}
+
+interface MemberRow {
+  user_id: string;
+  email: string;
+  name: string | null;
+  created_at: Date | string;
+}
+
+/** A group's members with their email and name, oldest membership first. */
+export async function listGroupMembers(em: EntityManager, workspaceId: string, groupId: string, query: PageQuery) {
+  const group = await findGroup(em, groupId);
+  const { limit, offset } = offsetOf(query);
+  const rows = await em.execute<MemberRow[]>(
+    `select gm.user_id, u.email, u.name, gm.created_at from group_members gm join users u on u.id = gm.user_id
+      where gm.workspace_id = ? and gm.group_id = ? order by gm.created_at, gm.user_id limit ? offset ?`,
+    [workspaceId, group.id, limit, offset],
+  );
+  const members: GroupMemberView[] = rows.map((row) => ({
+    group_id: group.id,
+    user_id: row.user_id,
+    email: row.email,
+    name: row.name,
+    added_at: new Date(row.created_at).toISOString(),
+  }));
+  return toPage(members, await memberCount(em, group.id), query);
+}
+
+export async function createGroup(scope: AuditScope, input: { name: string; description?: string }, now: Date): Promise<GroupView> {
+  await assertNameFree(scope, input.name);
   const group = Object.assign(new Group(), {
     id: newId('grp'),
     workspaceId: scope.workspaceId,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
-import { call } from '../../../test/helpers/http.ts';
+import { call, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
 describe('groups', () => {
@@ -72,5 +72,55 @@ describe('groups', () => {
     expect(foreignUser.status).toBe(404);
     const listed = await call(app, 'GET', '/api/v1/groups?per_page=100', { token: ws.apiKey });
     expect(listed.body.data.map((g: { id: string }) => g.id)).not.toContain(theirs.body.data.id);
+  });
+
+  it('gets one group, renames it (409 on a taken name), lists its members; viewers read, only writers change', async () => {
+    const group = (await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Support', description: 'Helpers' } })).body
+      .data;
+    await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Sales' } });
+    const [a, b] = [await newUser(), await newUser()];
+    for (const user of [a, b])
+      await call(app, 'POST', `/api/v1/groups/${group.id}/members`, { token: ws.apiKey, body: { user_id: user.id } });
+
+    const got = await call(app, 'GET', `/api/v1/groups/${group.id}`, { token: ws.apiKey });
+    expect(got.status).toBe(200);
+    expect(got.body.data).toEqual({ ...group, member_count: 2 });
+    expect((await call(app, 'GET', '/api/v1/groups/grp_missing', { token: ws.apiKey })).body.error.code).toBe('NOT_FOUND');
+
+    const renamed = await call(app, 'PATCH', `/api/v1/groups/${group.id}`, { token: ws.apiKey, body: { name: 'Customer support' } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data).toMatchObject({ id: group.id, name: 'Customer support', description: 'Helpers', member_count: 2 });
+    const cleared = await call(app, 'PATCH', `/api/v1/groups/${group.id}`, { token: ws.apiKey, body: { description: null } });
+    expect(cleared.body.data.description).toBeNull();
+    const taken = await call(app, 'PATCH', `/api/v1/groups/${group.id}`, { token: ws.apiKey, body: { name: 'SALES' } });
+    expect([taken.status, taken.body.error.code]).toEqual([409, 'CONFLICT']);
+    expect(taken.body.error.details).toEqual([{ path: 'name', message: 'is already taken' }]);
+    const sameName = await call(app, 'PATCH', `/api/v1/groups/${group.id}`, { token: ws.apiKey, body: { name: 'customer support' } });
+    expect(sameName.status).toBe(200);
+    const unknownField = await call(app, 'PATCH', `/api/v1/groups/${group.id}`, { token: ws.apiKey, body: { owner: 'x' } });
+    expect([unknownField.status, unknownField.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+
+    const members = await call(app, 'GET', `/api/v1/groups/${group.id}/members?per_page=1`, { token: ws.apiKey });
+    expect(members.status).toBe(200);
+    expect(members.body.meta).toEqual({ total: 2, page: 1, per_page: 1 });
+    expect(members.body.data).toEqual([{ group_id: group.id, user_id: a.id, email: a.email, name: null, added_at: expect.any(String) }]);
+    const second = await call(app, 'GET', `/api/v1/groups/${group.id}/members?per_page=1&page=2`, { token: ws.apiKey });
+    expect(second.body.data.map((m: { user_id: string }) => m.user_id)).toEqual([b.id]);
+    expect((await call(app, 'GET', '/api/v1/groups/grp_missing/members', { token: ws.apiKey })).status).toBe(404);
+
+    const viewer = await newUser();
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: viewer.id, role_id: 'viewer' } });
+    const viewerToken = (await signIn(app, ws.id, viewer.email, 'group passphrase')).accessToken;
+    expect((await call(app, 'GET', `/api/v1/groups/${group.id}`, { token: viewerToken })).status).toBe(200);
+    expect((await call(app, 'GET', `/api/v1/groups/${group.id}/members`, { token: viewerToken })).status).toBe(200);
+    const refused = await call(app, 'PATCH', `/api/v1/groups/${group.id}`, { token: viewerToken, body: { name: 'Mine' } });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
+
+    // The same procedures on tRPC.
+    expect((await trpc(app, 'query', 'groups.get', { id: group.id }, ws.apiKey)).body.result.data.member_count).toBe(2);
+    const trpcRefused = await trpc(app, 'mutation', 'groups.update', { id: group.id, name: 'Mine' }, viewerToken);
+    expect(trpcRefused.body.error.data.appCode).toBe('FORBIDDEN');
+    const trpcMembers = await trpc(app, 'query', 'groups.members', { id: group.id }, ws.apiKey);
+    expect(trpcMembers.body.result.data.meta.total).toBe(2);
   });
 });

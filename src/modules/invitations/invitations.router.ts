@@ -12,7 +12,14 @@ import {
   invitationPage,
   listInvitationsInput,
 } from './invitations.schema.ts';
-import { acceptInvitation, createInvitation, listInvitations, resendInvitation, revokeInvitation } from './invitations.service.ts';
+import {
+  acceptInvitation,
+  createInvitation,
+  getInvitation,
+  listInvitations,
+  resendInvitation,
+  revokeInvitation,
+} from './invitations.service.ts';
 
 const tags = ['invitations'];
 
@@ -22,6 +29,12 @@ export const invitationsRouter = router({
     .input(listInvitationsInput)
     .output(invitationPage)
     .query(({ ctx, input }) => listInvitations(ctx.em, input, ctx.deps.clock.now())),
+
+  get: managementProcedure('users:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/invitations/{id}', tags, summary: 'Get an invitation', protect: true } })
+    .input(invitationIdInput)
+    .output(invitationOutput)
+    .query(({ ctx, input }) => getInvitation(ctx.em, input.id, ctx.deps.clock.now())),
 
   create: managementProcedure('users:write')
     .meta({

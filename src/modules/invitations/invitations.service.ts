@@ -82,6 +82,10 @@ async function findInvitation(em: EntityManager, id: string): Promise<Invitation
  * 409 when the workspace has a user with this address: an invitation to it could only fail. `field`
  * names the request field that sent the address, when the request sent it (a resend sends none).
  */
+export async function getInvitation(em: EntityManager, id: string, now: Date): Promise<InvitationView> {
+  return toView(await findInvitation(em, id), now);
+}
+
 async function assertNoUserWith(em: EntityManager, email: string, field?: string): Promise<void> {
   if ((await em.count(User, { email })) === 0) return;
   const message = 'A user with this email already exists';

@@ -159,6 +159,24 @@ describe('invitations', () => {
     expect((await invite({ email: later })).status).toBe(201);
   });
 
+  it('reads one invitation by id with its live status (200), for readers only; unknown or another workspace’s is 404', async () => {
+    const email = uniqueEmail('one');
+    const created = await invite({ email });
+    const got = await call(app, 'GET', `/api/v1/invitations/${created.body.data.id}`, { token: ws.apiKey });
+    expect(got.status).toBe(200);
+    expect(got.body.data).toEqual(created.body.data);
+    await call(app, 'DELETE', `/api/v1/invitations/${created.body.data.id}`, { token: ws.apiKey });
+    expect((await call(app, 'GET', `/api/v1/invitations/${created.body.data.id}`, { token: ws.apiKey })).body.data.status).toBe('revoked');
+    expect((await call(app, 'GET', '/api/v1/invitations/inv_missing', { token: ws.apiKey })).body.error.code).toBe('NOT_FOUND');
+    const other = await createWorkspace(app);
+    expect((await call(app, 'GET', `/api/v1/invitations/${created.body.data.id}`, { token: other.apiKey })).status).toBe(404);
+    const memberEmail = uniqueEmail('reader');
+    await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: memberEmail, password: 'invited passphrase' } });
+    const member = await signIn(app, ws.id, memberEmail, 'invited passphrase');
+    const refused = await call(app, 'GET', `/api/v1/invitations/${created.body.data.id}`, { token: member.accessToken });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
+  });
+
   it('lets only owners invite owners; keeps invitations per workspace; refuses short passwords', async () => {
     const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
     const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id;

@@ -28,7 +28,7 @@ export function permissionsBeyond(held: readonly Grant[], permissions: readonly 
  * cannot either, by approving a request or revoking a review item). Deleting a role takes it from
  * everyone who holds it, so it is judged as a revocation.
  */
-export function assertMayGrant(principal: Principal, role: Role, verb: 'grant' | 'revoke' | 'delete' = 'grant'): void {
+export function assertMayGrant(principal: Principal, role: Role, verb: 'grant' | 'revoke' | 'delete' | 'change' = 'grant'): void {
   if (role.builtin && role.key === 'owner') {
     if (!isOwner(principal)) throw new AppError('FORBIDDEN', `Only an owner may ${verb} the owner role`);
     return;

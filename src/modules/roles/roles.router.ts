@@ -9,13 +9,24 @@ import {
   listRolesInput,
   revokeInput,
   roleIdInput,
+  updateRoleInput,
   roleIdsInput,
   roleOutput,
   rolePage,
   userRolePage,
   userRolesInput,
 } from './roles.schema.ts';
-import { assignRole, createRole, deleteRole, listRoles, revokeRole, roleMemberCounts, userRoles } from './roles.service.ts';
+import {
+  assignRole,
+  createRole,
+  deleteRole,
+  getRole,
+  listRoles,
+  revokeRole,
+  roleMemberCounts,
+  updateRole,
+  userRoles,
+} from './roles.service.ts';
 
 const tags = ['roles'];
 
@@ -42,6 +53,28 @@ export const rolesRouter = router({
     .input(createRoleInput)
     .output(roleOutput)
     .mutation(({ ctx, input }) => createRole(auditScope(ctx), input, ctx.deps.clock.now())),
+
+  get: managementProcedure('roles:read')
+    .meta({ openapi: { method: 'GET', path: '/api/v1/roles/{id}', tags, summary: 'Get a role (by id or key)', protect: true } })
+    .input(roleIdInput)
+    .output(roleOutput)
+    .query(({ ctx, input }) => getRole(ctx.em, input.id)),
+
+  update: managementProcedure('roles:write')
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/api/v1/roles/{id}',
+        tags,
+        summary: "Rename a custom role, or change its description or permissions (its holders' access changes at once)",
+        protect: true,
+      },
+      audit: 'role.update',
+      conflict: 'Built-in roles cannot be changed',
+    })
+    .input(updateRoleInput)
+    .output(roleOutput)
+    .mutation(({ ctx, input }) => updateRole(auditScope(ctx), ctx.principal, input)),
 
   delete: managementProcedure('roles:write')
     .meta({

@@ -33,6 +33,14 @@ export const createRoleInput = z.strictObject({
 export type CreateRoleInput = z.infer<typeof createRoleInput>;
 
 export const roleIdInput = z.object({ id: z.string().max(100) });
+/** A custom role's new name, description (`null` clears it) or whole list of permissions; its key stays. */
+export const updateRoleInput = z.strictObject({
+  id: z.string().max(100),
+  name: z.string().trim().min(1).max(100).optional(),
+  description: z.string().trim().max(500).nullable().optional(),
+  permissions: z.array(permission).max(ALL_PERMISSIONS.length).optional().describe('Replaces the whole list'),
+});
+export type UpdateRoleInput = z.infer<typeof updateRoleInput>;
 export const roleIdsInput = z.object({ ids: z.array(z.string().max(100)).min(1).max(100) });
 
 /** `role_id` is the role's id, or its key (`admin`, or a custom role's key). */

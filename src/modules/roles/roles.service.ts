@@ -10,7 +10,7 @@ import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
 import { assertMayGrant, lockOwnerRole, permanentOwners } from './owners.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
-import type { AssignmentView, CreateRoleInput, RoleView, UserRoleView } from './roles.schema.ts';
+import type { AssignmentView, CreateRoleInput, RoleView, UpdateRoleInput, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
 import { takenConflict } from '../../core/conflicts.ts';
@@ -86,6 +86,46 @@ export async function createRole(scope: AuditScope, input: CreateRoleInput, now:
   });
   scope.em.persist(role);
   recordAudit(scope, { eventType: 'role.create', target: { type: 'role', id: role.id }, details: { key, permissions: role.permissions } });
+  return toRoleView(role);
+}
+
+export async function getRole(em: EntityManager, idOrKey: string): Promise<RoleView> {
+  return toRoleView(await findRole(em, idOrKey));
+}
+
+/**
+ * Renames a custom role, or changes its description or permissions; its key stays. Changing the
+ * permissions changes what every holder may do at once (they are read live), so it follows the rule
+ * of granting: the caller holds every permission the role grants before and after.
+ */
+export async function updateRole(scope: AuditScope, principal: Principal, input: UpdateRoleInput): Promise<RoleView> {
+  const role = await findRole(scope.em, input.id);
+  if (role.builtin) throw new AppError('CONFLICT', 'Built-in roles cannot be changed');
+  const changed: string[] = [];
+  if (input.permissions !== undefined) {
+    const permissions = [...new Set(input.permissions)];
+    assertMayGrant(principal, role, 'change');
+    assertMayGrant(principal, Object.assign(new Role(), { ...role, permissions }), 'change');
+    if (permissions.length !== role.permissions.length || permissions.some((p) => !role.permissions.includes(p))) {
+      role.permissions = permissions;
+      changed.push('permissions');
+    }
+  }
+  if (input.name !== undefined && input.name !== role.name) {
+    role.name = input.name;
+    changed.push('name');
+  }
+  if (input.description !== undefined && input.description !== role.description) {
+    role.description = input.description;
+    changed.push('description');
+  }
+  if (changed.length > 0) {
+    recordAudit(scope, {
+      eventType: 'role.update',
+      target: { type: 'role', id: role.id },
+      details: { key: role.key, changed, permissions: role.permissions },
+    });
+  }
   return toRoleView(role);
 }
 

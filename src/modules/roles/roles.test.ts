@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
-import { call } from '../../../test/helpers/http.ts';
+import { call, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { toldEvents } from '../../../test/helpers/events.ts';
 
@@ -431,5 +431,65 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect((await call(app, 'GET', `/api/v1/users/${other.owner.id}/roles`, { token: ws.apiKey })).status).toBe(404);
     const listed = await call(app, 'GET', '/api/v1/roles?per_page=100', { token: ws.apiKey });
     expect(listed.body.data.map((r: { id: string }) => r.id)).not.toContain(theirViewer);
+  });
+
+  it('gets a role by id or key, changes a custom one (its holders at once), never a built-in one', async () => {
+    const byKey = await call(app, 'GET', '/api/v1/roles/viewer', { token: ws.apiKey });
+    expect(byKey.status).toBe(200);
+    expect(byKey.body.data).toMatchObject({ id: roleIds.viewer, key: 'viewer', builtin: true });
+    expect((await call(app, 'GET', `/api/v1/roles/${roleIds.viewer}`, { token: ws.apiKey })).body.data.key).toBe('viewer');
+    expect((await call(app, 'GET', '/api/v1/roles/rol_missing', { token: ws.apiKey })).body.error.code).toBe('NOT_FOUND');
+
+    const role = (await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Auditors', permissions: ['audit:read'] } }))
+      .body.data;
+    const holder = await userWith();
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: holder.id, role_id: role.id } });
+    expect((await call(app, 'GET', '/api/v1/users', { token: holder.token })).status).toBe(403);
+
+    const changed = await call(app, 'PATCH', `/api/v1/roles/${role.id}`, {
+      token: ws.apiKey,
+      body: { name: 'Auditors and readers', description: 'Reads', permissions: ['audit:read', 'users:read'] },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data).toMatchObject({
+      id: role.id,
+      key: role.key,
+      name: 'Auditors and readers',
+      description: 'Reads',
+      builtin: false,
+      permissions: ['audit:read', 'users:read'],
+    });
+    expect((await call(app, 'GET', '/api/v1/users', { token: holder.token })).status).toBe(200);
+
+    const builtin = await call(app, 'PATCH', `/api/v1/roles/${roleIds.viewer}`, {
+      token: ws.apiKey,
+      body: { permissions: ['vault:reveal'] },
+    });
+    expect([builtin.status, builtin.body.error.code]).toEqual([409, 'CONFLICT']);
+    const bad = await call(app, 'PATCH', `/api/v1/roles/${role.id}`, { token: ws.apiKey, body: { permissions: ['users:delete'] } });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    const extra = await call(app, 'PATCH', `/api/v1/roles/${role.id}`, { token: ws.apiKey, body: { key: 'renamed' } });
+    expect([extra.status, extra.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+
+    // Nobody hands out more than they hold: a role manager cannot widen a role beyond their own grants.
+    const manager = (
+      await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Role managers', permissions: ['roles:write'] } })
+    ).body.data;
+    const managerUser = await userWith();
+    await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: managerUser.id, role_id: manager.id } });
+    const widened = await call(app, 'PATCH', `/api/v1/roles/${role.id}`, {
+      token: managerUser.token,
+      body: { permissions: ['roles:write'] },
+    });
+    expect([widened.status, widened.body.error.code]).toEqual([403, 'FORBIDDEN']);
+    const viewer = await userWith('viewer');
+    expect((await call(app, 'GET', `/api/v1/roles/${role.id}`, { token: viewer.token })).status).toBe(200);
+    const refused = await call(app, 'PATCH', `/api/v1/roles/${role.id}`, { token: viewer.token, body: { name: 'Mine' } });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
+
+    // The same procedures on tRPC.
+    expect((await trpc(app, 'query', 'roles.get', { id: role.id }, ws.apiKey)).body.result.data.name).toBe('Auditors and readers');
+    const trpcBuiltin = await trpc(app, 'mutation', 'roles.update', { id: roleIds.admin, name: 'Boss' }, ws.apiKey);
+    expect(trpcBuiltin.body.error.data.appCode).toBe('CONFLICT');
   });
 });
