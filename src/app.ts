@@ -3,7 +3,7 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { AppDeps } from './core/context.ts';
 import { createContext } from './core/context.ts';
 import { trpcResponseMeta } from './core/envelope.ts';
-import { restDoor } from './core/rest-door.ts';
+import { restDoor, restMethodNotAllowed } from './core/rest-door.ts';
 import { TRPC_MAX_BATCH_SIZE } from './core/trpc-batch.ts';
 import { healthRoutes } from './core/health.ts';
 import {
@@ -71,6 +71,7 @@ export function buildApp(deps: AppDeps): Express {
   );
   app.use(webAppRoutes());
 
+  app.use(restMethodNotAllowed());
   app.use(notFound);
   app.use(errorHandler(deps));
   return app;
