@@ -71,7 +71,7 @@ export function buildApp(deps: AppDeps): Express {
   );
   app.use(webAppRoutes());
 
-  app.use(restMethodNotAllowed());
+  app.use(restMethodNotAllowed(deps));
   app.use(notFound);
   app.use(errorHandler(deps));
   return app;

@@ -145,12 +145,14 @@ function isRestPath(path: string): boolean {
 /**
  * A REST path the door knows, asked with a method none of its routes takes (and that no other route
  * answered): 405 with `Allow` (RFC 9110 §15.5.6), code BAD_REQUEST, in the envelope, as the tRPC door
- * and the protocol paths answer a wrong method. A path no route has stays 404 (`notFound`).
+ * and the protocol paths answer a wrong method. A path no route has stays 404 (`notFound`), and so does
+ * the platform API when PLATFORM_API_TOKEN is unset (CONTRACT: it does not exist then).
  */
-export function restMethodNotAllowed(): RequestHandler {
+export function restMethodNotAllowed(deps: AppDeps): RequestHandler {
   const table = routes();
   return (req, res, next) => {
     if (!isRestPath(req.path)) return next();
+    if (!deps.config.PLATFORM_API_TOKEN && req.path.startsWith('/platform/v1/')) return next();
     const path = normalizePath(req.path);
     const lowerPath = path.toLowerCase();
     const methods = new Set(table.filter((r) => lowerPath.startsWith(r.prefix) && r.pattern.test(path)).map((r) => r.method));
