@@ -18,7 +18,13 @@ import {
   securityHeaders,
 } from './core/http.ts';
 import { buildOpenApiDocument } from './core/openapi.ts';
-import { checkGraphQLQueryString, createGraphQLServer, refuseLargeGraphQLBody, requireJsonGraphQLBody } from './graphql/yoga.ts';
+import {
+  checkGraphQLQueryString,
+  createGraphQLServer,
+  onlyGraphQLEndpoint,
+  refuseLargeGraphQLBody,
+  requireJsonGraphQLBody,
+} from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
 import { brandingRoutes } from './modules/branding/branding.routes.ts';
 import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
@@ -66,8 +72,14 @@ export function buildApp(deps: AppDeps): Express {
   );
 
   const yoga = createGraphQLServer(deps);
-  app.use('/graphql', noStore, limitBody(refuseLargeGraphQLBody), requireJsonGraphQLBody, checkGraphQLQueryString, (req, res) =>
-    yoga(req, res),
+  app.use(
+    '/graphql',
+    onlyGraphQLEndpoint,
+    noStore,
+    limitBody(refuseLargeGraphQLBody),
+    requireJsonGraphQLBody,
+    checkGraphQLQueryString,
+    (req, res) => yoga(req, res),
   );
   app.use(webAppRoutes());
 

@@ -66,6 +66,10 @@ describe('envelope and request ids', () => {
   it('answers an unknown path 404 NOT_FOUND in the envelope', async () => {
     expectError(await call(app, 'GET', '/api/v1/no-such-thing'), 404, 'NOT_FOUND');
     expectError(await call(app, 'DELETE', '/totally/elsewhere'), 404, 'NOT_FOUND');
+    const belowGraphQL = await call(app, 'POST', '/graphql/nope', { body: { query: '{ __typename }' } });
+    expectError(belowGraphQL, 404, 'NOT_FOUND');
+    expect(belowGraphQL.body.error.message).toBe('No route for POST /graphql/nope');
+    expectError(await call(app, 'GET', '/graphql/nope/deeper'), 404, 'NOT_FOUND');
   });
 
   it('answers a method a known REST path does not take 405 with Allow, in the envelope; an unknown path stays 404', async () => {
