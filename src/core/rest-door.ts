@@ -155,8 +155,12 @@ export function restMethodNotAllowed(deps: AppDeps): RequestHandler {
     if (!deps.config.PLATFORM_API_TOKEN && req.path.startsWith('/platform/v1/')) return next();
     const path = normalizePath(req.path);
     const lowerPath = path.toLowerCase();
-    const methods = new Set(table.filter((r) => lowerPath.startsWith(r.prefix) && r.pattern.test(path)).map((r) => r.method));
-    if (methods.size === 0) return next();
+    const matching = table.filter((r) => lowerPath.startsWith(r.prefix) && r.pattern.test(path));
+    if (matching.length === 0) return next();
+    // Reading an item that has no read endpoint (`GET /api/v1/roles/{id}`) answers as a missing item
+    // does, 404: a client checking that a deleted role is gone is told so.
+    if ((req.method === 'GET' || req.method === 'HEAD') && matching.every((r) => r.template.includes('{'))) return next();
+    const methods = new Set(matching.map((r) => r.method));
     if (methods.has('GET')) methods.add('HEAD');
     const allowed = [...methods];
     sendError(
