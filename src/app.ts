@@ -3,7 +3,7 @@ import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import type { AppDeps } from './core/context.ts';
 import { createContext } from './core/context.ts';
 import { trpcResponseMeta } from './core/envelope.ts';
-import { restDoor } from './core/rest-door.ts';
+import { restDoor, restMethodNotAllowed } from './core/rest-door.ts';
 import { TRPC_MAX_BATCH_SIZE } from './core/trpc-batch.ts';
 import { healthRoutes } from './core/health.ts';
 import {
@@ -18,7 +18,13 @@ import {
   securityHeaders,
 } from './core/http.ts';
 import { buildOpenApiDocument } from './core/openapi.ts';
-import { checkGraphQLQueryString, createGraphQLServer, refuseLargeGraphQLBody, requireJsonGraphQLBody } from './graphql/yoga.ts';
+import {
+  checkGraphQLQueryString,
+  createGraphQLServer,
+  onlyGraphQLEndpoint,
+  refuseLargeGraphQLBody,
+  requireJsonGraphQLBody,
+} from './graphql/yoga.ts';
 import { wellKnownRoutes } from './modules/auth/well-known.routes.ts';
 import { brandingRoutes } from './modules/branding/branding.routes.ts';
 import { externalSignInRoutes } from './modules/sso/sign-in.routes.ts';
@@ -66,11 +72,18 @@ export function buildApp(deps: AppDeps): Express {
   );
 
   const yoga = createGraphQLServer(deps);
-  app.use('/graphql', noStore, limitBody(refuseLargeGraphQLBody), requireJsonGraphQLBody, checkGraphQLQueryString, (req, res) =>
-    yoga(req, res),
+  app.use(
+    '/graphql',
+    onlyGraphQLEndpoint,
+    noStore,
+    limitBody(refuseLargeGraphQLBody),
+    requireJsonGraphQLBody,
+    checkGraphQLQueryString,
+    (req, res) => yoga(req, res),
   );
   app.use(webAppRoutes());
 
+  app.use(restMethodNotAllowed(deps));
   app.use(notFound);
   app.use(errorHandler(deps));
   return app;

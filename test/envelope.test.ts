@@ -66,6 +66,28 @@ describe('envelope and request ids', () => {
   it('answers an unknown path 404 NOT_FOUND in the envelope', async () => {
     expectError(await call(app, 'GET', '/api/v1/no-such-thing'), 404, 'NOT_FOUND');
     expectError(await call(app, 'DELETE', '/totally/elsewhere'), 404, 'NOT_FOUND');
+    const belowGraphQL = await call(app, 'POST', '/graphql/nope', { body: { query: '{ __typename }' } });
+    expectError(belowGraphQL, 404, 'NOT_FOUND');
+    expect(belowGraphQL.body.error.message).toBe('No route for POST /graphql/nope');
+    expectError(await call(app, 'GET', '/graphql/nope/deeper'), 404, 'NOT_FOUND');
+  });
+
+  it('answers a method a known REST path does not take 405 with Allow, in the envelope; an unknown path stays 404', async () => {
+    const collection = await call(app, 'PUT', '/api/v1/users', { token: ws.apiKey, body: {} });
+    expectError(collection, 405, 'BAD_REQUEST');
+    expect(collection.headers.get('allow')).toBe('GET, POST, HEAD');
+    const item = await call(app, 'POST', `/api/v1/users/${ws.owner.id}`);
+    expectError(item, 405, 'BAD_REQUEST');
+    expect(item.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH']);
+    const login = await call(app, 'GET', '/api/v1/auth/login');
+    expectError(login, 405, 'BAD_REQUEST');
+    expect(login.headers.get('allow')).toBe('POST');
+    expectError(await call(app, 'DELETE', '/api/v1/audit/events/', { token: ws.apiKey }), 405, 'BAD_REQUEST');
+    expectError(await call(app, 'PUT', '/api/v1/no-such-thing'), 404, 'NOT_FOUND');
+    // An item without a read endpoint is not there to read, whatever its id: 404, not 405.
+    const role = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { key: 'reader', name: 'Reader' } });
+    expectError(await call(app, 'GET', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey }), 404, 'NOT_FOUND');
+    expectError(await call(app, 'PUT', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey, body: {} }), 405, 'BAD_REQUEST');
   });
 
   it('answers malformed JSON 400 BAD_REQUEST', async () => {
@@ -155,7 +177,7 @@ describe('envelope and request ids', () => {
     expect(slash.status).toBe(200);
     expect(slash.body.meta.per_page).toBe(20);
     expectError(await call(app, 'GET', '/api/v1/users/%E0%A4%A', { token: ws.apiKey }), 404, 'NOT_FOUND');
-    expectError(await call(app, 'PUT', '/api/v1/users', { token: ws.apiKey, body: {} }), 404, 'NOT_FOUND');
+    expectError(await call(app, 'PUT', '/api/v1/users/', { token: ws.apiKey, body: {} }), 405, 'BAD_REQUEST');
   });
 
   it('rejects unknown body fields with 400 and names each by its path in details', async () => {

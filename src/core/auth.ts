@@ -11,7 +11,11 @@ export type Principal =
   | { type: 'api_key'; id: string; workspaceId: string; grants: readonly Grant[] }
   | { type: 'user'; id: string; workspaceId: string; sessionId: string; roles: string[]; grants: readonly Grant[] };
 
-const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i;
+/**
+ * The credential is any run of printable ASCII without spaces: wider than RFC 6750's b64token, because
+ * an operator-chosen BOOTSTRAP_API_KEY or PLATFORM_API_TOKEN may hold any such character (config.ts).
+ */
+const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
 /** Reads `Authorization: Bearer …`; missing or malformed is UNAUTHORIZED. */
 export function bearerToken(authorization: string | null): string {

@@ -155,7 +155,7 @@ export function limitBody(answer: (res: Response) => void): RequestHandler {
 }
 
 export const notFound: RequestHandler = (req, res) => {
-  sendError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+  sendError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.baseUrl}${req.path}`));
 };
 
 interface BodyParserError {

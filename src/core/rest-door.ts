@@ -137,6 +137,42 @@ function bodyInput(req: Request, members: Set<string> | null): Record<string, un
   return body as Record<string, unknown>;
 }
 
+/** Whether `path` (normalised, as the door matches it) is a REST path: the door answers only those. */
+function isRestPath(path: string): boolean {
+  return path.startsWith('/api/v1/') || path.startsWith('/platform/v1/');
+}
+
+/**
+ * A REST path the door knows, asked with a method none of its routes takes (and that no other route
+ * answered): 405 with `Allow` (RFC 9110 §15.5.6), code BAD_REQUEST, in the envelope, as the tRPC door
+ * and the protocol paths answer a wrong method. A path no route has stays 404 (`notFound`), and so does
+ * the platform API when PLATFORM_API_TOKEN is unset (CONTRACT: it does not exist then).
+ */
+export function restMethodNotAllowed(deps: AppDeps): RequestHandler {
+  const table = routes();
+  return (req, res, next) => {
+    if (!isRestPath(req.path)) return next();
+    if (!deps.config.PLATFORM_API_TOKEN && req.path.startsWith('/platform/v1/')) return next();
+    const path = normalizePath(req.path);
+    const lowerPath = path.toLowerCase();
+    const matching = table.filter((r) => lowerPath.startsWith(r.prefix) && r.pattern.test(path));
+    if (matching.length === 0) return next();
+    // Reading an item that has no read endpoint (`GET /api/v1/roles/{id}`) answers as a missing item
+    // does, 404: a client checking that a deleted role is gone is told so.
+    if ((req.method === 'GET' || req.method === 'HEAD') && matching.every((r) => r.template.includes('{'))) return next();
+    const methods = new Set(matching.map((r) => r.method));
+    if (methods.has('GET')) methods.add('HEAD');
+    const allowed = [...methods];
+    sendError(
+      res,
+      new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed.join(', ')}`, {
+        status: 405,
+        headers: { Allow: allowed.join(', ') },
+      }),
+    );
+  };
+}
+
 /**
  * The REST door: the spec's exact paths (from each procedure's `meta.openapi`, the same meta that
  * trpc-to-openapi turns into the OpenAPI document), each procedure called as the router's caller
@@ -146,7 +182,7 @@ function bodyInput(req: Request, members: Set<string> | null): Record<string, un
 export function restDoor(deps: AppDeps): RequestHandler {
   const table = routes();
   return async (req, res, next) => {
-    if (!req.path.startsWith('/api/v1/') && !req.path.startsWith('/platform/v1/')) return next();
+    if (!isRestPath(req.path)) return next();
     const path = normalizePath(req.path);
     const lowerPath = path.toLowerCase();
     // HEAD is a GET without the body (RFC 9110 9.3.2): same status and headers; Express sends no body.

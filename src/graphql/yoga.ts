@@ -7,7 +7,7 @@ import { createContext } from '../core/context.ts';
 import { sendGraphQLError } from '../core/envelope.ts';
 import { toAppError } from '../core/error-normalize.ts';
 import { AppError } from '../core/errors.ts';
-import { BODY_TOO_LARGE } from '../core/http.ts';
+import { BODY_TOO_LARGE, notFound } from '../core/http.ts';
 import { createCaller } from '../router.ts';
 import type { GraphQLContext } from './builder.ts';
 import { introspectionForCallers } from './introspection.ts';
@@ -150,6 +150,15 @@ function isJson(text: string): boolean {
     return false;
   }
 }
+
+/**
+ * GraphQL has one endpoint, `/graphql`; a path below it (`/graphql/nope`) is an unknown path, 404 in
+ * the envelope as any other. Yoga answered it 404 with an empty body.
+ */
+export const onlyGraphQLEndpoint: RequestHandler = (req, res, next) => {
+  if (req.path === '/') return next();
+  notFound(req, res, next);
+};
 
 /** CONTRACT: a body over 1 MiB is 413 BAD_REQUEST; on /graphql, in GraphQL's error shape. */
 export function refuseLargeGraphQLBody(res: Response): void {

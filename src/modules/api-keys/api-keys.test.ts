@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { loadConfig } from '../../config.ts';
+import { createWorkspace as createWorkspaceRow } from '../workspaces/workspaces.service.ts';
 
 describe('secret API keys', () => {
   let app: TestApp;
@@ -30,6 +32,24 @@ describe('secret API keys', () => {
       created_at: created.body.data.created_at,
     });
     expect(JSON.stringify(list.body)).not.toContain(created.body.data.key);
+  });
+
+  it('takes any BOOTSTRAP_API_KEY the configuration accepts as a bearer credential, punctuation included', async () => {
+    const chosen = `sk_chosen!#$%&'*:;<>?@[]^{|}${Date.now()}`;
+    expect(loadConfig({ BOOTSTRAP_API_KEY: chosen }).BOOTSTRAP_API_KEY).toBe(chosen);
+    const created = await app.deps.orm.em
+      .fork()
+      .transactional((em) =>
+        createWorkspaceRow(
+          em,
+          { name: 'Chosen key', owner: { email: `chosen-${Date.now()}@example.com`, password: 'chosen-password' }, apiKey: chosen },
+          { ip: null, userAgent: null, requestId: null },
+        ),
+      );
+    const res = await call(app, 'GET', `/api/v1/users/${created.owner.id}`, { token: chosen });
+    expect([res.status, res.body.data?.id]).toEqual([200, created.owner.id]);
+    const wrong = await call(app, 'GET', `/api/v1/users/${created.owner.id}`, { token: `${chosen}!` });
+    expect([wrong.status, wrong.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
   });
 
   it('a new key acts in its own workspace only; a revoked key is INVALID_TOKEN at once', async () => {

@@ -93,6 +93,8 @@ describe('platform API without PLATFORM_API_TOKEN', () => {
     });
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('NOT_FOUND');
+    const otherMethod = await call(app, 'GET', '/platform/v1/workspaces', { token: PLATFORM_TOKEN });
+    expect([otherMethod.status, otherMethod.body.error.code, otherMethod.headers.get('allow')]).toEqual([404, 'NOT_FOUND', null]);
   });
 });
 
