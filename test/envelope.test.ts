@@ -85,9 +85,9 @@ describe('envelope and request ids', () => {
     expectError(await call(app, 'DELETE', '/api/v1/audit/events/', { token: ws.apiKey }), 405, 'BAD_REQUEST');
     expectError(await call(app, 'PUT', '/api/v1/no-such-thing'), 404, 'NOT_FOUND');
     // An item without a read endpoint is not there to read, whatever its id: 404, not 405.
-    const role = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { key: 'reader', name: 'Reader' } });
-    expectError(await call(app, 'GET', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey }), 404, 'NOT_FOUND');
-    expectError(await call(app, 'PUT', `/api/v1/roles/${role.body.data.id}`, { token: ws.apiKey, body: {} }), 405, 'BAD_REQUEST');
+    const key = await call(app, 'POST', '/api/v1/api-keys', { token: ws.apiKey, body: { name: 'Reader' } });
+    expectError(await call(app, 'GET', `/api/v1/api-keys/${key.body.data.id}`, { token: ws.apiKey }), 404, 'NOT_FOUND');
+    expectError(await call(app, 'PUT', `/api/v1/api-keys/${key.body.data.id}`, { token: ws.apiKey, body: {} }), 405, 'BAD_REQUEST');
   });
 
   it('answers malformed JSON 400 BAD_REQUEST', async () => {
