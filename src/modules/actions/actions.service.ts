@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import { AppError } from '../../core/errors.ts';
@@ -40,8 +41,9 @@ export async function listActions(em: EntityManager, query: PageQuery & { trigge
   return toPage(actions.map(toView), total, query);
 }
 
-async function findAction(em: EntityManager, id: string): Promise<Action> {
-  const action = isId('act', id) ? await em.findOne(Action, { id }) : null;
+/** `lock`: read FOR UPDATE, so of two deletes at once the later one waits and finds nothing (404). */
+async function findAction(em: EntityManager, id: string, lock = false): Promise<Action> {
+  const action = isId('act', id) ? await em.findOne(Action, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) : null;
   if (!action) throw new AppError('NOT_FOUND', 'No such action');
   return action;
 }
@@ -118,7 +120,7 @@ export async function updateAction(scope: AuditScope, input: { id: string; name?
 }
 
 export async function deleteAction(scope: AuditScope, id: string) {
-  const action = await findAction(scope.em, id);
+  const action = await findAction(scope.em, id, true);
   scope.em.remove(action);
   recordAudit(scope, { eventType: 'action.delete', target: { type: 'action', id: action.id }, details: { name: action.name } });
   return { id: action.id, deleted: true as const };

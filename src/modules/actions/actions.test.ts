@@ -56,6 +56,13 @@ describe('actions API', () => {
     expect((await auditRows(action.id)).map((r) => r.event_type)).toEqual(['action.create', 'action.update', 'action.delete']);
   });
 
+  it('deletes once when two deletes arrive together: one 200, the other 404, one audit row', async () => {
+    const id = (await create({ name: 'Deleted twice', code: ALLOW })).body.data.id as string;
+    const answers = await Promise.all([1, 2, 3].map(() => call(app, 'DELETE', `/api/v1/actions/${id}`, { token: ws.apiKey })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 404, 404]);
+    expect((await auditRows(id)).filter((r) => r.event_type === 'action.delete' && r.details.status === undefined)).toHaveLength(1);
+  });
+
   it('validates: code or template (not both, not neither), names unique per workspace, strict bodies', async () => {
     expect((await create({ name: 'Nothing' })).status).toBe(400);
     expect((await create({ name: 'Both', code: ALLOW, template: 'require-mfa-for-admins' })).status).toBe(400);

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode } from '@mikro-orm/core';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
@@ -50,7 +51,8 @@ export async function listApiKeys(em: EntityManager, query: PageQuery) {
 }
 
 export async function revokeApiKey(scope: AuditScope, id: string) {
-  const key = isId('key', id) ? await scope.em.findOne(ApiKey, { id, revokedAt: null }) : null;
+  // Locked: of two revokes at once, the second waits, then finds the key revoked (404), as it would after.
+  const key = isId('key', id) ? await scope.em.findOne(ApiKey, { id, revokedAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE }) : null;
   if (!key) throw new AppError('NOT_FOUND', 'No such API key');
   key.revokedAt = new Date();
   recordAudit(scope, { eventType: 'api_key.revoke', target: { type: 'api_key', id: key.id } });

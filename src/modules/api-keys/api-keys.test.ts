@@ -79,6 +79,17 @@ describe('secret API keys', () => {
     expect((await call(app, 'DELETE', '/api/v1/api-keys/not-an-id', { token: ws.apiKey })).status).toBe(404);
   });
 
+  it('revokes a key once when two revokes arrive together: one 200, the other 404, one audit row', async () => {
+    const created = await call(app, 'POST', '/api/v1/api-keys', { token: ws.apiKey, body: { name: 'revoked twice' } });
+    const id = created.body.data.id as string;
+    const answers = await Promise.all([1, 2, 3].map(() => call(app, 'DELETE', `/api/v1/api-keys/${id}`, { token: ws.apiKey })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 404, 404]);
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=api_key.revoke&outcome=success&target_id=${id}`, {
+      token: ws.apiKey,
+    });
+    expect(audit.body.meta.total).toBe(1);
+  });
+
   it('lists keys a page at a time with meta; bad paging is 400', async () => {
     for (const name of ['page one', 'page two']) {
       expect((await call(app, 'POST', '/api/v1/api-keys', { token: ws.apiKey, body: { name } })).status).toBe(201);

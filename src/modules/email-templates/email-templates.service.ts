@@ -15,6 +15,7 @@ import {
   type PreparedTemplate,
   type TemplateKey,
 } from '../email/templates.ts';
+import { textFromHtml } from '../email/text-from-html.ts';
 import { CustomEmailTemplate } from './email-template.entity.ts';
 import type { EmailTemplateView, UpdateEmailTemplateInput } from './email-templates.schema.ts';
 
@@ -51,9 +52,20 @@ export async function getEmailTemplate(em: EntityManager, key: string): Promise<
 }
 
 /**
+ * The text part when none was sent: a text the workspace wrote stays; the built-in one, or one made
+ * from the HTML before, follows new HTML (Auth0 has a single `body`), so both parts say the same.
+ */
+function textFor(key: TemplateKey, current: EmailTemplateView, newHtml: string | undefined): string {
+  const follows = current.text === DEFAULT_TEMPLATES[key].text || current.text === textFromHtml(current.html);
+  if (newHtml === undefined || !follows) return current.text;
+  return textFromHtml(newHtml) || current.text;
+}
+
+/**
  * Saves the workspace's version after checking it parses and uses only the template's variables
  * (400 with one detail per problem); the next email of that kind is rendered from it. Parts left out
- * are kept as the template has them now (the workspace's version, else the built-in one).
+ * are kept as the template has them now (the workspace's version, else the built-in one), except a
+ * built-in text part, which new HTML replaces (textFor).
  */
 export async function updateEmailTemplate(scope: AuditScope, input: UpdateEmailTemplateInput, now: Date): Promise<EmailTemplateView> {
   const key = knownKey(input.key);
@@ -61,7 +73,7 @@ export async function updateEmailTemplate(scope: AuditScope, input: UpdateEmailT
   const template: EmailTemplate = {
     subject: input.subject ?? current.subject,
     html: input.html ?? current.html,
-    text: input.text ?? current.text,
+    text: input.text ?? textFor(key, current, input.html),
   };
   const problems = checkTemplate(key, template);
   if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The template cannot be used as written', { details: problems });

@@ -145,7 +145,11 @@ describe('email templates', () => {
     const body = '<p>Forgot it? <a href="{{ url }}">Pick a new one</a> for {{ workspace_name }}.</p>';
     const res = await put('password_reset', { subject: 'New password for {{ workspace_name }}', body }, fresh.apiKey);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ html: body, text: builtIn.text, customized: true });
+    expect(res.body.data).toMatchObject({
+      html: body,
+      text: 'Forgot it? Pick a new one: {{ url }} for {{ workspace_name }}.\n',
+      customized: true,
+    });
     expect(res.body.data.body).toBeUndefined();
     expect((await put('password_reset', { text: 'Reset: {{url}}' }, fresh.apiKey)).status).toBe(200);
 
@@ -169,6 +173,28 @@ describe('email templates', () => {
     const bodySchema = doc.paths['/api/v1/email-templates/{key}'].put.requestBody.content['application/json'].schema;
     expect(bodySchema.properties.body.description).toContain('Alias of `html`');
     expect(bodySchema.required ?? []).not.toContain('body');
+  });
+
+  it('makes the text part from new HTML while the text is not the workspace’s own; the next reset email says it in both', async () => {
+    const fresh = await createWorkspace(app, 'Body Only');
+    const first = await put('password_reset', { body: '<p>Lost it? <a href="{{url}}">Choose again</a> &amp; carry on.</p>' }, fresh.apiKey);
+    expect(first.body.data.text).toBe('Lost it? Choose again: {{url}} & carry on.\n');
+    const slow = Date.now();
+    const hostile = await put('password_reset', { html: `${'<a href="{{link}}">'.repeat(5000)}<p>x</p>` }, fresh.apiKey);
+    expect([hostile.status, Date.now() - slow < 2000]).toEqual([200, true]);
+    const second = await put('password_reset', { html: '<h1>Acme</h1><p>New wording: {{link}}</p>' }, fresh.apiKey);
+    expect(second.body.data.text).toBe('Acme\n\nNew wording: {{link}}\n');
+
+    const email = await newUser(fresh);
+    expect((await forgot(email, fresh)).status).toBe(200);
+    const { text, html } = decodeMail(await mail.waitFor(email));
+    expect(text).toMatch(/^Acme\n\nNew wording: https:\/\/id\.example\.test\/reset-password\?token=[A-Za-z0-9_-]+\n$/);
+    expect(html).toContain('New wording: ');
+
+    // A text the workspace wrote stays when only the HTML changes afterwards.
+    expect((await put('password_reset', { text: 'Own text {{link}}' }, fresh.apiKey)).status).toBe(200);
+    const kept = await put('password_reset', { html: '<p>Other wording {{link}}</p>' }, fresh.apiKey);
+    expect(kept.body.data).toMatchObject({ html: '<p>Other wording {{link}}</p>', text: 'Own text {{link}}' });
   });
 
   it('refuses a template that does not parse, with the part and where', async () => {

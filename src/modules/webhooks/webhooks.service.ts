@@ -1,3 +1,4 @@
+import { LockMode } from '@mikro-orm/core';
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -88,8 +89,9 @@ export async function listEndpoints(em: EntityManager, query: PageQuery) {
   return toPage(rows.map(toView), total, query);
 }
 
-async function findEndpoint(em: EntityManager, id: string): Promise<WebhookEndpoint> {
-  const endpoint = isId('whk', id) ? await em.findOne(WebhookEndpoint, { id }) : null;
+/** `lock`: read FOR UPDATE, so of two deletes at once the later one waits and finds nothing (404). */
+async function findEndpoint(em: EntityManager, id: string, lock = false): Promise<WebhookEndpoint> {
+  const endpoint = isId('whk', id) ? await em.findOne(WebhookEndpoint, { id }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {}) : null;
   if (!endpoint) throw new AppError('NOT_FOUND', 'No such webhook endpoint');
   return endpoint;
 }
@@ -123,7 +125,7 @@ export async function updateEndpoint(
 }
 
 export async function deleteEndpoint(scope: AuditScope, id: string) {
-  const endpoint = await findEndpoint(scope.em, id);
+  const endpoint = await findEndpoint(scope.em, id, true);
   scope.em.remove(endpoint);
   recordAudit(scope, { eventType: 'webhook.delete', target: { type: 'webhook', id: endpoint.id }, details: { url: endpoint.url } });
   return { id: endpoint.id, deleted: true as const };

@@ -298,6 +298,16 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
+  it('deletes an endpoint once when two deletes arrive together: one 200, the others 404, one audit row', async () => {
+    const { id } = await endpoint();
+    const answers = await Promise.all([1, 2, 3].map(() => call(app, 'DELETE', `/api/v1/webhooks/${id}`, { token: ws.apiKey })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 404, 404]);
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=webhook.delete&outcome=success&target_id=${id}`, {
+      token: ws.apiKey,
+    });
+    expect(audit.body.meta.total).toBe(1);
+  });
+
   it('lists the subscribable event types', async () => {
     const res = await call(app, 'GET', '/api/v1/webhooks/event-types', { token: ws.apiKey });
     expect(res.status).toBe(200);
