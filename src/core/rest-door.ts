@@ -157,8 +157,8 @@ export function restMethodNotAllowed(deps: AppDeps): RequestHandler {
     const lowerPath = path.toLowerCase();
     const matching = table.filter((r) => lowerPath.startsWith(r.prefix) && r.pattern.test(path));
     if (matching.length === 0) return next();
-    // Reading an item that has no read endpoint (`GET /api/v1/roles/{id}`) answers as a missing item
-    // does, 404: a client checking that a deleted role is gone is told so.
+    // Reading an item that has no read endpoint (`GET /api/v1/api-keys/{id}`) answers as a missing item
+    // does, 404: a client checking that a deleted key is gone is told so.
     if ((req.method === 'GET' || req.method === 'HEAD') && matching.every((r) => r.template.includes('{'))) return next();
     const methods = new Set(matching.map((r) => r.method));
     if (methods.has('GET')) methods.add('HEAD');
