@@ -22,7 +22,7 @@ const error = (description: string): Json => ({
 const BAD_REQUEST = error('BAD_REQUEST: no workspace named, a redirect_uri that is not allowed, a malformed state');
 const NOT_FOUND = error('NOT_FOUND: no such workspace, or the provider or organization does not sign in there');
 
-const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID)');
+const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID, or a credential of the workspace)');
 const redirectUri = param('redirect_uri', 'query', 'Where the result goes: one of the workspace’s applications’ redirect URIs');
 const appState: Json = {
   ...param('state', 'query', 'The app’s own opaque value, handed back on redirect_uri with the code or the error (login CSRF protection)'),

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import express, { Router, type Request, type Response } from 'express';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import { originOfRequest, type AppDeps } from '../../core/context.ts';
+import { authenticate } from '../../core/auth.ts';
 import { sendError } from '../../core/envelope.ts';
 import { toAppError } from '../../core/error-normalize.ts';
 import { AppError } from '../../core/errors.ts';
@@ -27,7 +28,7 @@ import {
 } from './external-sign-in.ts';
 import { authorizationRequest, providerConfiguration, redeemCode, rpOptions, type ProviderIdentity } from './oidc-rp.ts';
 import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } from './social.ts';
-import { SOCIAL_PROVIDERS } from './social-provider.entity.ts';
+import { SOCIAL_PROVIDERS, type SocialProviderName } from './social-provider.entity.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
 import { randomBytes } from 'node:crypto';
 import { canonicalEmail, EMAIL_PATTERN } from '../../core/addresses.ts';
@@ -81,8 +82,17 @@ function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<vo
   };
 }
 
+/**
+ * The workspace a sign-in starts in: `?workspace_id=` (a browser link), else `X-Tenant-ID`, else the
+ * workspace of the credential sent (a backend asking for the redirect with its API key), as on the
+ * other public calls.
+ */
 async function workspaceOf(deps: AppDeps, req: Request): Promise<string> {
-  const workspaceId = query(req, 'workspace_id') ?? req.get('x-tenant-id')?.trim();
+  const authorization = req.get('authorization');
+  const workspaceId =
+    query(req, 'workspace_id') ??
+    (req.get('x-tenant-id')?.trim() || undefined) ??
+    (authorization ? (await authenticate(deps, authorization)).workspaceId : undefined);
   if (!workspaceId) throw new AppError('BAD_REQUEST', 'Name the workspace with ?workspace_id= or the X-Tenant-ID header');
   const found = isId('wsp', workspaceId)
     ? await deps.orm.em.getConnection().execute<{ id: string }[]>('select id from workspaces where id = ?', [workspaceId])
@@ -169,18 +179,25 @@ async function socialIdentity(
   return PRESETS[row.provider].oauth ? githubIdentity(row, identity.accessToken) : identity;
 }
 
+/** A provider name the service knows (in any workspace), else 404 before anything else is read. */
+function knownProvider(provider: string): SocialProviderName {
+  if (!(SOCIAL_PROVIDERS as readonly string[]).includes(provider)) throw new AppError('NOT_FOUND', `No provider is called ${provider}`);
+  return provider as SocialProviderName;
+}
+
 export function externalSignInRoutes(deps: AppDeps): Router {
   const router = Router();
 
   router.get(
     '/api/v1/auth/oauth/:provider/start',
     handler(deps, async (req, res) => {
+      const provider = knownProvider(String(req.params.provider));
       const workspaceId = await workspaceOf(deps, req);
       const em = deps.orm.em.fork();
       em.setFilterParams(TENANT_FILTER, { workspaceId });
       const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
       const forApp = appState(req);
-      const row = await enabledProvider(em, String(req.params.provider));
+      const row = await enabledProvider(em, provider);
       const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
       const state = randomBytes(32).toString('base64url');
       const request = await authorizationRequest(config, {
@@ -203,8 +220,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
   router.get(
     '/api/v1/auth/oauth/:provider/callback',
     handler(deps, async (req, res) => {
-      const provider = String(req.params.provider);
-      if (!(SOCIAL_PROVIDERS as readonly string[]).includes(provider)) throw new AppError('NOT_FOUND', `No provider is called ${provider}`);
+      const provider = knownProvider(String(req.params.provider));
       const state = query(req, 'state');
       if (!state) throw new AppError('BAD_REQUEST', 'The callback has no state');
       const flow = await consumeState(deps, deps.orm.em.fork(), state, 'social');

@@ -338,6 +338,24 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(google.status).toBe(404);
   });
 
+  it('answers an unknown provider 404 whatever the workspace, and takes the workspace from a credential when none is named', async () => {
+    for (const path of ['/api/v1/auth/oauth/gitlab/start', `/api/v1/auth/oauth/gitlab/start?workspace_id=${ws.id}`]) {
+      const res = await call(app, 'GET', path, { headers: { 'x-forwarded-for': someIp() } });
+      expect([res.status, res.body.error.code], path).toEqual([404, 'NOT_FOUND']);
+    }
+    // A backend asks for the redirect with its API key, as it lists the providers.
+    const byKey = await call(app, 'GET', '/api/v1/auth/oauth/oidc/start', { token: ws.apiKey, headers: { 'x-forwarded-for': someIp() } });
+    expect(byKey.status, JSON.stringify(byKey.body)).toBe(302);
+    expect(new URL(byKey.headers.get('location') as string).origin).toBe(idp.issuer);
+    const badKey = await call(app, 'GET', '/api/v1/auth/oauth/oidc/start', {
+      token: 'sk_not_a_key',
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect([badKey.status, badKey.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    const nothing = await call(app, 'GET', '/api/v1/auth/oauth/oidc/start', { headers: { 'x-forwarded-for': someIp() } });
+    expect([nothing.status, nothing.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+  });
+
   it('starts Google and Microsoft sign-ins from their published endpoints, without fetching discovery', async () => {
     const own = await createWorkspace(app, 'Presets');
     const cases = [
