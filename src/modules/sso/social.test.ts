@@ -356,6 +356,49 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect([nothing.status, nothing.body.error.code]).toEqual([400, 'BAD_REQUEST']);
   });
 
+  it('refuses an expired state and an expired code, refuses a deactivated account at the exchange, and keeps workspaces apart', async () => {
+    // The provider took longer than the flow's ten minutes.
+    const late = await start();
+    const lateEmail = uniqueEmail('late');
+    idp.signInAs({ sub: `sub-${lateEmail}`, claims: { email: lateEmail, email_verified: true } });
+    const lateCallback = await idp.authorize(late.href);
+    app.clock.advance(10 * 60_000 + 1000);
+    const expiredState = await call(app, 'GET', onApp(lateCallback), { headers: { 'x-forwarded-for': someIp() } });
+    expect([expiredState.status, expiredState.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    // The app swapped the code after its 60 seconds.
+    const slow = await throughProvider(uniqueEmail('slow'));
+    app.clock.advance(61_000);
+    const expiredCode = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: slow.location.searchParams.get('code') },
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect([expiredCode.status, expiredCode.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    // The same address in another workspace is another account: the sign-in creates one here.
+    const other = await createWorkspace(app, 'Other social');
+    const shared = uniqueEmail('shared');
+    const elsewhere = await call(app, 'POST', '/api/v1/users', { token: other.apiKey, body: { email: shared, password: 'other passphrase' } });
+    expect(elsewhere.status).toBe(201);
+    const here = await exchangedUser((await throughProvider(shared)).location);
+    expect(here.id).not.toBe(elsewhere.body.data.id);
+    expect((await call(app, 'GET', `/api/v1/users/${here.id}`, { token: other.apiKey })).status).toBe(404);
+    // Workspace B has no provider configured: its start is 404, its list empty.
+    const startB = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${other.id}`, { headers: { 'x-forwarded-for': someIp() } });
+    expect([startB.status, startB.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const listB = await call(app, 'GET', '/api/v1/auth/oauth/providers', { headers: { 'x-tenant-id': other.id, 'x-forwarded-for': someIp() } });
+    expect(listB.body.data).toEqual([]);
+
+    // Deactivated between the callback and the exchange.
+    const gone = await throughProvider(shared);
+    await call(app, 'PATCH', `/api/v1/users/${here.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    const refused = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: gone.location.searchParams.get('code') },
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'ACCOUNT_DEACTIVATED']);
+  });
+
   it('starts Google and Microsoft sign-ins from their published endpoints, without fetching discovery', async () => {
     const own = await createWorkspace(app, 'Presets');
     const cases = [
