@@ -386,7 +386,31 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     }),
   );
 
+  answerOtherMethods405(router);
   return router;
+}
+
+/**
+ * The browser routes asked with a method they do not take: 405 with `Allow`, in the envelope, as the
+ * REST door answers its own paths (a 404 would say the path does not exist).
+ */
+function answerOtherMethods405(router: Router): void {
+  const methods: [string[], string][] = [
+    [['/api/v1/auth/oauth/:provider/start', '/api/v1/auth/oauth/:provider/callback', '/api/v1/auth/sso/start'], 'GET, HEAD'],
+    [['/api/v1/auth/sso/oidc/callback', '/api/v1/auth/sso/saml/:organizationId/metadata'], 'GET, HEAD'],
+    [['/api/v1/auth/sso/saml/:organizationId/acs'], 'POST'],
+  ];
+  for (const [paths, allowed] of methods) {
+    router.all(paths, (req, res) => {
+      sendError(
+        res,
+        new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
+          status: 405,
+          headers: { Allow: allowed },
+        }),
+      );
+    });
+  }
 }
 
 function samlServiceProvider(deps: AppDeps, organizationId: string) {

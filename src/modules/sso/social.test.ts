@@ -378,15 +378,22 @@ describe('social sign-in through a generic OpenID provider', () => {
     // The same address in another workspace is another account: the sign-in creates one here.
     const other = await createWorkspace(app, 'Other social');
     const shared = uniqueEmail('shared');
-    const elsewhere = await call(app, 'POST', '/api/v1/users', { token: other.apiKey, body: { email: shared, password: 'other passphrase' } });
+    const elsewhere = await call(app, 'POST', '/api/v1/users', {
+      token: other.apiKey,
+      body: { email: shared, password: 'other passphrase' },
+    });
     expect(elsewhere.status).toBe(201);
     const here = await exchangedUser((await throughProvider(shared)).location);
     expect(here.id).not.toBe(elsewhere.body.data.id);
     expect((await call(app, 'GET', `/api/v1/users/${here.id}`, { token: other.apiKey })).status).toBe(404);
     // Workspace B has no provider configured: its start is 404, its list empty.
-    const startB = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${other.id}`, { headers: { 'x-forwarded-for': someIp() } });
+    const startB = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${other.id}`, {
+      headers: { 'x-forwarded-for': someIp() },
+    });
     expect([startB.status, startB.body.error.code]).toEqual([404, 'NOT_FOUND']);
-    const listB = await call(app, 'GET', '/api/v1/auth/oauth/providers', { headers: { 'x-tenant-id': other.id, 'x-forwarded-for': someIp() } });
+    const listB = await call(app, 'GET', '/api/v1/auth/oauth/providers', {
+      headers: { 'x-tenant-id': other.id, 'x-forwarded-for': someIp() },
+    });
     expect(listB.body.data).toEqual([]);
 
     // Deactivated between the callback and the exchange.
@@ -397,6 +404,18 @@ describe('social sign-in through a generic OpenID provider', () => {
       headers: { 'x-forwarded-for': someIp() },
     });
     expect([refused.status, refused.body.error.code]).toEqual([403, 'ACCOUNT_DEACTIVATED']);
+  });
+
+  it('answers a method the start and callback do not take 405 with Allow, in the envelope', async () => {
+    for (const [method, path] of [
+      ['POST', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`],
+      ['DELETE', '/api/v1/auth/oauth/oidc/callback?state=x'],
+      ['PUT', '/api/v1/auth/sso/start'],
+    ] as const) {
+      const res = await call(app, method, path, { headers: { 'x-forwarded-for': someIp() } });
+      expect([res.status, res.body.error?.code, res.headers.get('allow')], `${method} ${path}`).toEqual([405, 'BAD_REQUEST', 'GET, HEAD']);
+      expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
+    }
   });
 
   it('starts Google and Microsoft sign-ins from their published endpoints, without fetching discovery', async () => {
