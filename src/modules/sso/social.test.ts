@@ -418,6 +418,27 @@ describe('social sign-in through a generic OpenID provider', () => {
     }
   });
 
+  it('keeps the scope a sign-in needs when a workspace names its own: openid, and user:email for GitHub', async () => {
+    const own = await createWorkspace(app, 'Scopes');
+    const cases = [
+      ['google', [], ['openid']],
+      ['oidc', ['email', 'profile'], ['openid', 'email', 'profile']],
+      ['github', ['read:org'], ['user:email', 'read:org']],
+      ['microsoft', ['openid', 'offline_access'], ['openid', 'offline_access']],
+    ] as const;
+    for (const [provider, scopes, stored] of cases) {
+      const put = await call(app, 'PUT', `/api/v1/auth/oauth/providers/${provider}`, {
+        token: own.apiKey,
+        body: { client_id: 'c', client_secret: 's', scopes, ...(provider === 'oidc' ? { issuer: idp.issuer } : {}) },
+      });
+      expect([put.status, put.body.data?.scopes], provider).toEqual([201, stored]);
+    }
+    const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}`, {
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect(new URL(res.headers.get('location') as string).searchParams.get('scope')).toBe('openid email profile');
+  });
+
   it('starts Google and Microsoft sign-ins from their published endpoints, without fetching discovery', async () => {
     const own = await createWorkspace(app, 'Presets');
     const cases = [
