@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Grant } from '../../core/permissions.ts';
 import { newId } from '../../core/ids.ts';
-import { sha256 } from '../../core/secrets.ts';
+import { constantTimeEqual, sha256 } from '../../core/secrets.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
 import type { Origin } from '../auth/sessions.service.ts';
 import { signInVerifiedUser, type SignInResult } from '../auth/sign-in.ts';
@@ -38,6 +38,8 @@ export interface FlowState {
   requestId?: string;
   /** The app's own `state`, handed back on its redirect with the result. */
   appState?: string;
+  /** The app's PKCE `code_challenge` (S256): the exchange then needs the matching `code_verifier`. */
+  appCodeChallenge?: string;
 }
 
 export interface StartedFlow {
@@ -136,6 +138,11 @@ export async function consumeState(deps: AppDeps, em: EntityManager, state: stri
     redirectUri: row.redirect_uri,
     flow: JSON.parse(deps.box.open(row.flow_sealed)) as FlowState,
   };
+}
+
+/** RFC 7636 S256: the base64url SHA-256 of the verifier. */
+export function pkceChallenge(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
 }
 
 /**
@@ -315,15 +322,30 @@ export async function issueCode(deps: AppDeps, em: EntityManager, flowId: string
  * answers — tokens, or the second-factor challenge when the user has a verified factor. Account
  * state is checked here, at the last moment.
  */
-export async function exchangeCode(deps: AppDeps, em: EntityManager, code: string, origin: Origin): Promise<SignInResult> {
+export async function exchangeCode(
+  deps: AppDeps,
+  em: EntityManager,
+  input: { code: string; codeVerifier?: string },
+  origin: Origin,
+): Promise<SignInResult> {
   const now = deps.clock.now();
-  const [row] = await em.execute<{ workspace_id: string; user_id: string; kind: ExternalKind; source: string }[]>(
+  const [row] = await em.execute<{ workspace_id: string; user_id: string; kind: ExternalKind; source: string; flow_sealed: string }[]>(
     `update external_sign_ins set exchanged_at = ?
       where code_hash = ? and exchanged_at is null and code_expires_at > ? and user_id is not null
-      returning workspace_id, user_id, kind, source`,
-    [now, sha256(code), now],
+      returning workspace_id, user_id, kind, source, flow_sealed`,
+    [now, sha256(input.code), now],
   );
   if (!row) throw new AppError('INVALID_TOKEN', 'This sign-in code is unknown, expired or already used');
+  // Checked after the code is consumed: a wrong verifier spends the code (RFC 7636 §4.6), so it cannot be guessed at.
+  const { appCodeChallenge } = JSON.parse(deps.box.open(row.flow_sealed)) as FlowState;
+  if (appCodeChallenge !== undefined) {
+    const verifier = input.codeVerifier;
+    if (verifier === undefined || !constantTimeEqual(pkceChallenge(verifier), appCodeChallenge)) {
+      throw new AppError('INVALID_TOKEN', 'The code_verifier does not match the code_challenge this sign-in started with', {
+        keepChanges: true,
+      });
+    }
+  }
   em.setFilterParams(TENANT_FILTER, { workspaceId: row.workspace_id });
   return signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: row.user_id, method: row.kind, origin });
 }

@@ -61,6 +61,38 @@ function appState(req: Request): string | undefined {
   return value;
 }
 
+const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The app's PKCE `code_challenge` (RFC 7636), if it sent one: the exchange of the resulting code then
+ * needs the matching `code_verifier`, so a code read from a redirect is of no use to anyone else (a
+ * public app's redirect, a custom scheme). Only `S256` (the default here); `plain` adds nothing over
+ * the code itself and is refused, as OAuth 2.1 does.
+ */
+function appCodeChallenge(req: Request): string | undefined {
+  const challenge = req.query.code_challenge;
+  const method = req.query.code_challenge_method;
+  if (challenge === undefined || challenge === '') {
+    if (method !== undefined) {
+      throw new AppError('BAD_REQUEST', 'code_challenge_method needs a code_challenge', {
+        details: [{ path: 'code_challenge', message: 'required with code_challenge_method' }],
+      });
+    }
+    return undefined;
+  }
+  if (typeof challenge !== 'string' || !CODE_CHALLENGE.test(challenge)) {
+    throw new AppError('BAD_REQUEST', 'code_challenge must be the base64url SHA-256 of the code_verifier (43 characters)', {
+      details: [{ path: 'code_challenge', message: 'base64url, 43 characters, sent once' }],
+    });
+  }
+  if (method !== undefined && method !== 'S256') {
+    throw new AppError('BAD_REQUEST', 'code_challenge_method must be S256', {
+      details: [{ path: 'code_challenge_method', message: 'only S256' }],
+    });
+  }
+  return challenge;
+}
+
 /** The provider answered the callback with an OAuth error instead of a code (the user cancelled, or it refused). */
 function refuseProviderError(req: Request): void {
   const error = query(req, 'error');
@@ -197,6 +229,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       em.setFilterParams(TENANT_FILTER, { workspaceId });
       const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
       const forApp = appState(req);
+      const appChallenge = appCodeChallenge(req);
       const row = await enabledProvider(em, provider);
       const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
       const state = randomBytes(32).toString('base64url');
@@ -211,7 +244,13 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         kind: 'social',
         redirectUri,
         state,
-        flow: { source: row.provider, codeVerifier: request.codeVerifier, nonce: request.nonce, appState: forApp },
+        flow: {
+          source: row.provider,
+          codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
+          appState: forApp,
+          appCodeChallenge: appChallenge,
+        },
       });
       res.redirect(302, request.url);
     }),
@@ -267,6 +306,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       em.setFilterParams(TENANT_FILTER, { workspaceId });
       const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
       const forApp = appState(req);
+      const appChallenge = appCodeChallenge(req);
       const org = organizationId
         ? isId('org', organizationId)
           ? await em.findOne(Organization, { id: organizationId })
@@ -285,7 +325,13 @@ export function externalSignInRoutes(deps: AppDeps): Router {
             take: async () => false,
           },
         });
-        await startFlow(deps, em, { workspaceId, kind: 'sso', redirectUri, state, flow: { source: org.id, requestId, appState: forApp } });
+        await startFlow(deps, em, {
+          workspaceId,
+          kind: 'sso',
+          redirectUri,
+          state,
+          flow: { source: org.id, requestId, appState: forApp, appCodeChallenge: appChallenge },
+        });
         res.redirect(302, request.url);
         return;
       }
@@ -307,7 +353,13 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         kind: 'sso',
         redirectUri,
         state,
-        flow: { source: org.id, codeVerifier: request.codeVerifier, nonce: request.nonce, appState: forApp },
+        flow: {
+          source: org.id,
+          codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
+          appState: forApp,
+          appCodeChallenge: appChallenge,
+        },
       });
       res.redirect(302, request.url);
     }),

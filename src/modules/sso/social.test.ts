@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
@@ -437,6 +438,54 @@ describe('social sign-in through a generic OpenID provider', () => {
       headers: { 'x-forwarded-for': someIp() },
     });
     expect(new URL(res.headers.get('location') as string).searchParams.get('scope')).toBe('openid email profile');
+  });
+
+  it('binds the code to the app’s PKCE code_challenge: the exchange needs the matching code_verifier', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const withChallenge = async () => {
+      const res = await call(
+        app,
+        'GET',
+        `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&code_challenge=${challenge}&code_challenge_method=S256`,
+        { headers: { 'x-forwarded-for': someIp() } },
+      );
+      expect(res.status, JSON.stringify(res.body)).toBe(302);
+      const email = uniqueEmail('pkce');
+      idp.signInAs({ sub: `sub-${email}`, claims: { email, email_verified: true } });
+      const back = await call(app, 'GET', onApp(await idp.authorize(res.headers.get('location') as string)), {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      return { email, code: new URL(back.headers.get('location') as string).searchParams.get('code') as string };
+    };
+    const exchange = (body: Record<string, unknown>) =>
+      call(app, 'POST', '/api/v1/auth/oauth/exchange', { body, headers: { 'x-forwarded-for': someIp() } });
+
+    // Without the verifier, or with another one, the code is refused and spent.
+    const stolen = await withChallenge();
+    const bare = await exchange({ code: stolen.code });
+    expect([bare.status, bare.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await exchange({ code: stolen.code, code_verifier: verifier })).status).toBe(401);
+    const wrong = await withChallenge();
+    const other = await exchange({ code: wrong.code, code_verifier: randomBytes(32).toString('base64url') });
+    expect([other.status, other.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    const good = await withChallenge();
+    const signedIn = await exchange({ code: good.code, code_verifier: verifier });
+    expect([signedIn.status, signedIn.body.data?.user?.email]).toEqual([200, good.email]);
+
+    for (const [query, path] of [
+      [`code_challenge=${challenge}&code_challenge_method=plain`, 'code_challenge_method'],
+      ['code_challenge=short', 'code_challenge'],
+      ['code_challenge_method=S256', 'code_challenge'],
+    ]) {
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&${query}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect([res.status, res.body.error?.details?.[0]?.path], query).toEqual([400, path]);
+    }
+    const badVerifier = await exchange({ code: 'x', code_verifier: 'too short' });
+    expect([badVerifier.status, badVerifier.body.error.details[0].path]).toEqual([400, 'code_verifier']);
   });
 
   it('starts Google and Microsoft sign-ins from their published endpoints, without fetching discovery', async () => {

@@ -77,10 +77,19 @@ export const ssoRouter = router({
         summary: 'Swap the one-time code of a social or SSO sign-in for tokens (or the second-factor challenge)',
       },
     })
-    .input(z.strictObject({ code: z.string().min(1).max(200) }))
+    .input(
+      z.strictObject({
+        code: z.string().min(1).max(200),
+        /** RFC 7636: required when the start sent a code_challenge. */
+        code_verifier: z
+          .string()
+          .regex(/^[A-Za-z0-9._~-]{43,128}$/)
+          .optional(),
+      }),
+    )
     .output(z.union([tokensOutput, challengeOutput]))
     .mutation(async ({ ctx, input }) => {
-      const result = await exchangeCode(ctx.deps, ctx.em, input.code, originOf(ctx));
+      const result = await exchangeCode(ctx.deps, ctx.em, { code: input.code, codeVerifier: input.code_verifier }, originOf(ctx));
       return result.kind === 'tokens' ? result.tokens : result.challenge;
     }),
 });
