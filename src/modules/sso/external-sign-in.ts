@@ -213,6 +213,11 @@ export interface Provisioning {
   create: boolean;
   /** The role a created user gets. */
   roleKey: string;
+  /**
+   * The issuer was chosen by the workspace (not a provider's own): an existing account is linked by
+   * its email only when `roleKey` covers its rights (see `refuseAccountAboveRole`).
+   */
+  issuerChosenByWorkspace?: boolean;
 }
 
 function displayName(mapped: Record<string, unknown>): string | null {
@@ -264,6 +269,17 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
       throw new AppError(
         'FORBIDDEN',
         'The identity provider has not verified this email address, so it cannot sign in to an existing account',
+      );
+    }
+    if (!linked && provisioning.issuerChosenByWorkspace) {
+      await refuseAccountAboveRole(
+        em,
+        scope.workspaceId,
+        provisioning.roleKey,
+        user.email,
+        now,
+        (keys) =>
+          `This sign-in provider cannot sign in to this account: it holds rights a new account of the provider does not get (${keys}); sign in with its password`,
       );
     }
   } else {
@@ -351,13 +367,22 @@ export async function exchangeCode(
 }
 
 /**
- * Nobody verifies that an organization owns the domains it names, so whoever may write organizations
- * could name an account's domain and connect an identity provider of their own. SSO therefore signs in
- * to an existing account only when the organization's default role already covers every right the
- * account holds: never an owner's, never an admin's through a lesser default role. Such an account
- * signs in with its password; the refusal is the callback's `access_denied`.
+ * Nobody verifies that an organization owns the domains it names, nor who runs the issuer a workspace
+ * names for a social provider (a generic OIDC server, a Microsoft tenant, a GitHub Enterprise host), so
+ * whoever may write organizations could connect an identity provider of their own and assert anyone's
+ * address. Such a provider therefore signs in to an existing account only when `roleKey` (the role it
+ * gives new users) already covers every right the account holds: never an owner's, never an admin's
+ * through a lesser role. Such an account signs in with its password; the refusal is the callback's
+ * `access_denied`. `refusal` names who is refused, for the message.
  */
-async function refuseAccountAboveDefaultRole(em: EntityManager, workspaceId: string, org: Organization, email: string, now: Date) {
+async function refuseAccountAboveRole(
+  em: EntityManager,
+  workspaceId: string,
+  roleKey: string,
+  email: string,
+  now: Date,
+  refusal: (keys: string) => string,
+) {
   const held = await em.execute<{ key: string; permissions: Grant[] }[]>(
     `select r.key, r.permissions from users u
        join role_assignments ra on ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > ?)
@@ -368,16 +393,11 @@ async function refuseAccountAboveDefaultRole(em: EntityManager, workspaceId: str
   if (held.length === 0) return;
   const [given] = await em.execute<{ permissions: Grant[] }[]>('select permissions from roles where workspace_id = ? and key = ?', [
     workspaceId,
-    org.sso.default_role,
+    roleKey,
   ]);
   const covered = given?.permissions ?? [];
   const beyond = held.filter((role) => role.key === 'owner' || permissionsBeyond(covered, role.permissions).length > 0);
-  if (beyond.length > 0) {
-    throw new AppError(
-      'FORBIDDEN',
-      `SSO cannot sign in to this account: it holds rights the organization's SSO does not give (${beyond.map((r) => r.key).join(', ')}); sign in with its password`,
-    );
-  }
+  if (beyond.length > 0) throw new AppError('FORBIDDEN', refusal(beyond.map((r) => r.key).join(', ')));
 }
 
 /**
@@ -400,7 +420,15 @@ export async function ssoUser(
     throw new AppError('FORBIDDEN', 'The identity provider asserted an email outside the organization’s domains');
   }
   const now = deps.clock.now();
-  await refuseAccountAboveDefaultRole(scope.em, scope.workspaceId, org, address, now);
+  await refuseAccountAboveRole(
+    scope.em,
+    scope.workspaceId,
+    org.sso.default_role,
+    address,
+    now,
+    (keys) =>
+      `SSO cannot sign in to this account: it holds rights the organization's SSO does not give (${keys}); sign in with its password`,
+  );
   const user = await resolveUser(
     scope,
     { email: address, emailVerified: true, profile, via: org.id },

@@ -27,7 +27,7 @@ import {
   type CalledBackFlow,
 } from './external-sign-in.ts';
 import { authorizationRequest, providerConfiguration, redeemCode, rpOptions, type ProviderIdentity } from './oidc-rp.ts';
-import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } from './social.ts';
+import { callbackUrl, enabledProvider, endpointOf, githubIdentity, issuerChosenByWorkspace, PRESETS } from './social.ts';
 import { SOCIAL_PROVIDERS, type SocialProviderName } from './social-provider.entity.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
 import { randomBytes } from 'node:crypto';
@@ -200,7 +200,7 @@ async function socialIdentity(
   req: Request,
   flow: CalledBackFlow,
   provider: string,
-): Promise<ProviderIdentity> {
+): Promise<{ identity: ProviderIdentity; issuerChosenByWorkspace: boolean }> {
   const row = await enabledProvider(em, provider);
   const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
   const identity = await redeemCode(config, callbackUrlOf(deps, req), {
@@ -208,7 +208,10 @@ async function socialIdentity(
     codeVerifier: flow.flow.codeVerifier as string,
     nonce: flow.flow.nonce ?? null,
   });
-  return PRESETS[row.provider].oauth ? githubIdentity(row, identity.accessToken) : identity;
+  return {
+    identity: PRESETS[row.provider].oauth ? await githubIdentity(row, identity.accessToken) : identity,
+    issuerChosenByWorkspace: issuerChosenByWorkspace(row),
+  };
 }
 
 /** A provider name the service knows (in any workspace), else 404 before anything else is read. */
@@ -267,7 +270,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         if (flow.flow.source !== provider)
           throw new AppError('BAD_REQUEST', 'The callback came from another provider than the sign-in started with');
         refuseProviderError(req);
-        const identity = await socialIdentity(deps, em, req, flow, provider);
+        const { identity, issuerChosenByWorkspace: chosen } = await socialIdentity(deps, em, req, flow, provider);
         const email = identity.email;
         if (!email) throw new AppError('FORBIDDEN', 'The provider did not share a verified email address');
         return async (scope) =>
@@ -281,7 +284,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
                 via: provider,
                 subject: { provider, issuer: identity.issuer, subject: identity.subject },
               },
-              { create: true, roleKey: 'member' },
+              { create: true, roleKey: 'member', issuerChosenByWorkspace: chosen },
               deps.clock.now(),
             )
           ).id;

@@ -488,6 +488,29 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect([badVerifier.status, badVerifier.body.error.details[0].path]).toEqual([400, 'code_verifier']);
   });
 
+  it('does not let a provider the workspace chose the issuer of claim an account with more rights than a member by its email', async () => {
+    // The generic OIDC provider is whatever server an admin named: its "verified" email proves nothing about the owner.
+    const owner = await asSubject(`forged-${ws.owner.email}`, { email: ws.owner.email, email_verified: true });
+    expect(owner.searchParams.get('error')).toBe('access_denied');
+    expect(owner.searchParams.get('error_description')).toContain('sign in with its password');
+    expect(owner.searchParams.get('code')).toBeNull();
+
+    const adminEmail = uniqueEmail('admin');
+    const admin = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: adminEmail, password: 'admin passphrase' } });
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    const adminRole = roles.body.data.find((r: { key: string }) => r.key === 'admin');
+    expect(
+      (await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: admin.body.data.id, role_id: adminRole.id } }))
+        .status,
+    ).toBe(200);
+    const forged = await asSubject(`forged-${adminEmail}`, { email: adminEmail, email_verified: true });
+    expect(forged.searchParams.get('error')).toBe('access_denied');
+
+    // A member's account still links by its verified email (the test above), and a new address still makes one.
+    const fresh = uniqueEmail('fresh');
+    expect((await exchangedUser(await asSubject(`fresh-${fresh}`, { email: fresh, email_verified: true }))).email).toBe(fresh);
+  });
+
   it('starts Google and Microsoft sign-ins from their published endpoints, without fetching discovery', async () => {
     const own = await createWorkspace(app, 'Presets');
     const cases = [

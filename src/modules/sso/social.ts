@@ -222,6 +222,17 @@ export async function enabledProvider(em: EntityManager, provider: string): Prom
   return row;
 }
 
+/**
+ * Whether the workspace named the server that vouches for emails (a generic OpenID provider, a
+ * Microsoft tenant, a GitHub Enterprise host) rather than the provider's own (Google, Microsoft's
+ * personal accounts, github.com): whoever configures it may run it.
+ */
+export function issuerChosenByWorkspace(row: SocialProvider): boolean {
+  const preset = PRESETS[row.provider];
+  if (preset.oauth) return row.config.issuer !== null;
+  return preset.issuer === null || row.config.issuer !== preset.issuer;
+}
+
 /** How to reach the provider: discovery for OpenID providers, fixed endpoints for GitHub. */
 export function endpointOf(deps: AppDeps, row: SocialProvider): ProviderEndpoint {
   const clientSecret = deps.box.open(row.secretSealed);
