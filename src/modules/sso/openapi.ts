@@ -20,6 +20,7 @@ const error = (description: string): Json => ({
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 });
 const BAD_REQUEST = error('BAD_REQUEST: no workspace named, a redirect_uri that is not allowed, a malformed state or code_challenge');
+const INVALID_TOKEN = error('INVALID_TOKEN: no workspace_id or X-Tenant-ID, and the credential sent to name the workspace is not valid');
 const NOT_FOUND = error('NOT_FOUND: no such workspace, or the provider or organization does not sign in there');
 
 const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID, or a credential of the workspace)');
@@ -53,7 +54,12 @@ export function browserSignInPaths(): Record<string, Json> {
           codeChallenge,
           codeChallengeMethod,
         ],
-        responses: { '302': { description: 'To the provider’s authorization page' }, '400': BAD_REQUEST, '404': NOT_FOUND },
+        responses: {
+          '302': { description: 'To the provider’s authorization page' },
+          '400': BAD_REQUEST,
+          '401': INVALID_TOKEN,
+          '404': NOT_FOUND,
+        },
       },
     },
     '/api/v1/auth/oauth/{provider}/callback': {
@@ -89,7 +95,12 @@ export function browserSignInPaths(): Record<string, Json> {
           codeChallenge,
           codeChallengeMethod,
         ],
-        responses: { '302': { description: 'To the organization’s identity provider' }, '400': BAD_REQUEST, '404': NOT_FOUND },
+        responses: {
+          '302': { description: 'To the organization’s identity provider' },
+          '400': BAD_REQUEST,
+          '401': INVALID_TOKEN,
+          '404': NOT_FOUND,
+        },
       },
     },
   };
