@@ -343,13 +343,16 @@ export async function exchangeCode(
   em: EntityManager,
   input: { code: string; codeVerifier?: string },
   origin: Origin,
+  namedWorkspaceId: string | null,
 ): Promise<SignInResult> {
   const now = deps.clock.now();
+  // A code presented with another workspace's X-Tenant-ID names nothing there, and is not consumed.
   const [row] = await em.execute<{ workspace_id: string; user_id: string; kind: ExternalKind; source: string; flow_sealed: string }[]>(
     `update external_sign_ins set exchanged_at = ?
       where code_hash = ? and exchanged_at is null and code_expires_at > ? and user_id is not null
+        ${namedWorkspaceId ? 'and workspace_id = ?' : ''}
       returning workspace_id, user_id, kind, source, flow_sealed`,
-    [now, sha256(input.code), now],
+    [now, sha256(input.code), now, ...(namedWorkspaceId ? [namedWorkspaceId] : [])],
   );
   if (!row) throw new AppError('INVALID_TOKEN', 'This sign-in code is unknown, expired or already used');
   // Checked after the code is consumed: a wrong verifier spends the code (RFC 7636 §4.6), so it cannot be guessed at.

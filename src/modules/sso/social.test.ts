@@ -384,7 +384,19 @@ describe('social sign-in through a generic OpenID provider', () => {
       body: { email: shared, password: 'other passphrase' },
     });
     expect(elsewhere.status).toBe(201);
-    const here = await exchangedUser((await throughProvider(shared)).location);
+    // A code presented with another workspace's X-Tenant-ID names nothing there and stays usable.
+    const sharedCode = (await throughProvider(shared)).location;
+    const wrongTenant = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: sharedCode.searchParams.get('code') },
+      headers: { 'x-tenant-id': other.id, 'x-forwarded-for': someIp() },
+    });
+    expect([wrongTenant.status, wrongTenant.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
+    const ownTenant = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: sharedCode.searchParams.get('code') },
+      headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp() },
+    });
+    expect(ownTenant.status).toBe(200);
+    const here = ownTenant.body.data.user;
     expect(here.id).not.toBe(elsewhere.body.data.id);
     expect((await call(app, 'GET', `/api/v1/users/${here.id}`, { token: other.apiKey })).status).toBe(404);
     // Workspace B has no provider configured: its start is 404, its list empty.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
-import { originOf } from '../../core/context.ts';
+import { namedWorkspace, originOf } from '../../core/context.ts';
 import { limitedPublicProcedure, managementProcedure, publicTenantProcedure, router } from '../../core/trpc.ts';
 import { challengeOutput } from '../mfa/mfa.schema.ts';
 import { tokensOutput } from '../auth/auth.schema.ts';
@@ -89,7 +89,13 @@ export const ssoRouter = router({
     )
     .output(z.union([tokensOutput, challengeOutput]))
     .mutation(async ({ ctx, input }) => {
-      const result = await exchangeCode(ctx.deps, ctx.em, { code: input.code, codeVerifier: input.code_verifier }, originOf(ctx));
+      const result = await exchangeCode(
+        ctx.deps,
+        ctx.em,
+        { code: input.code, codeVerifier: input.code_verifier },
+        originOf(ctx),
+        namedWorkspace(ctx),
+      );
       return result.kind === 'tokens' ? result.tokens : result.challenge;
     }),
 });
