@@ -92,9 +92,9 @@ describe('generated contracts', () => {
       (doc.paths?.[path] as Record<string, { responses: Record<string, Answer> }> | undefined)?.[method]?.responses[status];
     const envelope = { $ref: '#/components/schemas/Error' };
     const refusals = [
-      ['/api/v1/auth/oauth/{provider}/start', ['400', '404']],
+      ['/api/v1/auth/oauth/{provider}/start', ['400', '401', '404']],
       ['/api/v1/auth/oauth/{provider}/callback', ['400', '401', '404']],
-      ['/api/v1/auth/sso/start', ['400', '404']],
+      ['/api/v1/auth/sso/start', ['400', '401', '404']],
     ] as const;
     for (const [path, statuses] of refusals) {
       for (const status of statuses)

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Grant } from '../../core/permissions.ts';
 import { newId } from '../../core/ids.ts';
-import { sha256 } from '../../core/secrets.ts';
+import { constantTimeEqual, sha256 } from '../../core/secrets.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
 import type { Origin } from '../auth/sessions.service.ts';
 import { signInVerifiedUser, type SignInResult } from '../auth/sign-in.ts';
@@ -38,6 +38,8 @@ export interface FlowState {
   requestId?: string;
   /** The app's own `state`, handed back on its redirect with the result. */
   appState?: string;
+  /** The app's PKCE `code_challenge` (S256): the exchange then needs the matching `code_verifier`. */
+  appCodeChallenge?: string;
 }
 
 export interface StartedFlow {
@@ -138,6 +140,11 @@ export async function consumeState(deps: AppDeps, em: EntityManager, state: stri
   };
 }
 
+/** RFC 7636 S256: the base64url SHA-256 of the verifier. */
+export function pkceChallenge(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
+}
+
 /**
  * Where the app's page learns how the flow ended: `?code=` to exchange, or an OAuth-style `?error=`,
  * followed by the app's own `state` when it sent one.
@@ -206,6 +213,11 @@ export interface Provisioning {
   create: boolean;
   /** The role a created user gets. */
   roleKey: string;
+  /**
+   * The issuer was chosen by the workspace (not a provider's own): an existing account is linked by
+   * its email only when `roleKey` covers its rights (see `refuseAccountAboveRole`).
+   */
+  issuerChosenByWorkspace?: boolean;
 }
 
 function displayName(mapped: Record<string, unknown>): string | null {
@@ -257,6 +269,17 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
       throw new AppError(
         'FORBIDDEN',
         'The identity provider has not verified this email address, so it cannot sign in to an existing account',
+      );
+    }
+    if (!linked && provisioning.issuerChosenByWorkspace) {
+      await refuseAccountAboveRole(
+        em,
+        scope.workspaceId,
+        provisioning.roleKey,
+        user.email,
+        now,
+        (keys) =>
+          `This sign-in provider cannot sign in to this account: it holds rights a new account of the provider does not get (${keys}); sign in with its password`,
       );
     }
   } else {
@@ -315,27 +338,54 @@ export async function issueCode(deps: AppDeps, em: EntityManager, flowId: string
  * answers — tokens, or the second-factor challenge when the user has a verified factor. Account
  * state is checked here, at the last moment.
  */
-export async function exchangeCode(deps: AppDeps, em: EntityManager, code: string, origin: Origin): Promise<SignInResult> {
+export async function exchangeCode(
+  deps: AppDeps,
+  em: EntityManager,
+  input: { code: string; codeVerifier?: string },
+  origin: Origin,
+  namedWorkspaceId: string | null,
+): Promise<SignInResult> {
   const now = deps.clock.now();
-  const [row] = await em.execute<{ workspace_id: string; user_id: string; kind: ExternalKind; source: string }[]>(
+  // A code presented with another workspace's X-Tenant-ID names nothing there, and is not consumed.
+  const [row] = await em.execute<{ workspace_id: string; user_id: string; kind: ExternalKind; source: string; flow_sealed: string }[]>(
     `update external_sign_ins set exchanged_at = ?
       where code_hash = ? and exchanged_at is null and code_expires_at > ? and user_id is not null
-      returning workspace_id, user_id, kind, source`,
-    [now, sha256(code), now],
+        ${namedWorkspaceId ? 'and workspace_id = ?' : ''}
+      returning workspace_id, user_id, kind, source, flow_sealed`,
+    [now, sha256(input.code), now, ...(namedWorkspaceId ? [namedWorkspaceId] : [])],
   );
   if (!row) throw new AppError('INVALID_TOKEN', 'This sign-in code is unknown, expired or already used');
+  // Checked after the code is consumed: a wrong verifier spends the code (RFC 7636 §4.6), so it cannot be guessed at.
+  const { appCodeChallenge } = JSON.parse(deps.box.open(row.flow_sealed)) as FlowState;
+  if (appCodeChallenge !== undefined) {
+    const verifier = input.codeVerifier;
+    if (verifier === undefined || !constantTimeEqual(pkceChallenge(verifier), appCodeChallenge)) {
+      throw new AppError('INVALID_TOKEN', 'The code_verifier does not match the code_challenge this sign-in started with', {
+        keepChanges: true,
+      });
+    }
+  }
   em.setFilterParams(TENANT_FILTER, { workspaceId: row.workspace_id });
   return signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: row.user_id, method: row.kind, origin });
 }
 
 /**
- * Nobody verifies that an organization owns the domains it names, so whoever may write organizations
- * could name an account's domain and connect an identity provider of their own. SSO therefore signs in
- * to an existing account only when the organization's default role already covers every right the
- * account holds: never an owner's, never an admin's through a lesser default role. Such an account
- * signs in with its password; the refusal is the callback's `access_denied`.
+ * Nobody verifies that an organization owns the domains it names, nor who runs the issuer a workspace
+ * names for a social provider (a generic OIDC server, a Microsoft tenant, a GitHub Enterprise host), so
+ * whoever may write organizations could connect an identity provider of their own and assert anyone's
+ * address. Such a provider therefore signs in to an existing account only when `roleKey` (the role it
+ * gives new users) already covers every right the account holds: never an owner's, never an admin's
+ * through a lesser role. Such an account signs in with its password; the refusal is the callback's
+ * `access_denied`. `refusal` names who is refused, for the message.
  */
-async function refuseAccountAboveDefaultRole(em: EntityManager, workspaceId: string, org: Organization, email: string, now: Date) {
+async function refuseAccountAboveRole(
+  em: EntityManager,
+  workspaceId: string,
+  roleKey: string,
+  email: string,
+  now: Date,
+  refusal: (keys: string) => string,
+) {
   const held = await em.execute<{ key: string; permissions: Grant[] }[]>(
     `select r.key, r.permissions from users u
        join role_assignments ra on ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > ?)
@@ -346,16 +396,11 @@ async function refuseAccountAboveDefaultRole(em: EntityManager, workspaceId: str
   if (held.length === 0) return;
   const [given] = await em.execute<{ permissions: Grant[] }[]>('select permissions from roles where workspace_id = ? and key = ?', [
     workspaceId,
-    org.sso.default_role,
+    roleKey,
   ]);
   const covered = given?.permissions ?? [];
   const beyond = held.filter((role) => role.key === 'owner' || permissionsBeyond(covered, role.permissions).length > 0);
-  if (beyond.length > 0) {
-    throw new AppError(
-      'FORBIDDEN',
-      `SSO cannot sign in to this account: it holds rights the organization's SSO does not give (${beyond.map((r) => r.key).join(', ')}); sign in with its password`,
-    );
-  }
+  if (beyond.length > 0) throw new AppError('FORBIDDEN', refusal(beyond.map((r) => r.key).join(', ')));
 }
 
 /**
@@ -378,7 +423,15 @@ export async function ssoUser(
     throw new AppError('FORBIDDEN', 'The identity provider asserted an email outside the organization’s domains');
   }
   const now = deps.clock.now();
-  await refuseAccountAboveDefaultRole(scope.em, scope.workspaceId, org, address, now);
+  await refuseAccountAboveRole(
+    scope.em,
+    scope.workspaceId,
+    org.sso.default_role,
+    address,
+    now,
+    (keys) =>
+      `SSO cannot sign in to this account: it holds rights the organization's SSO does not give (${keys}); sign in with its password`,
+  );
   const user = await resolveUser(
     scope,
     { email: address, emailVerified: true, profile, via: org.id },

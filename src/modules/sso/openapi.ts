@@ -19,14 +19,24 @@ const error = (description: string): Json => ({
   description,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 });
-const BAD_REQUEST = error('BAD_REQUEST: no workspace named, a redirect_uri that is not allowed, a malformed state');
+const BAD_REQUEST = error('BAD_REQUEST: no workspace named, a redirect_uri that is not allowed, a malformed state or code_challenge');
+const INVALID_TOKEN = error('INVALID_TOKEN: no workspace_id or X-Tenant-ID, and the credential sent to name the workspace is not valid');
 const NOT_FOUND = error('NOT_FOUND: no such workspace, or the provider or organization does not sign in there');
 
-const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID)');
+const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID, or a credential of the workspace)');
 const redirectUri = param('redirect_uri', 'query', 'Where the result goes: one of the workspace’s applications’ redirect URIs');
 const appState: Json = {
   ...param('state', 'query', 'The app’s own opaque value, handed back on redirect_uri with the code or the error (login CSRF protection)'),
   schema: { type: 'string', maxLength: 512, pattern: '^[\\x20-\\x7e]+$' },
+};
+
+const codeChallenge: Json = {
+  ...param('code_challenge', 'query', 'PKCE (RFC 7636): the base64url SHA-256 of a code_verifier the exchange must then send'),
+  schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+};
+const codeChallengeMethod: Json = {
+  ...param('code_challenge_method', 'query', 'S256 (the only method; also the default)'),
+  schema: { type: 'string', enum: ['S256'] },
 };
 
 export function browserSignInPaths(): Record<string, Json> {
@@ -41,8 +51,15 @@ export function browserSignInPaths(): Record<string, Json> {
           workspace,
           redirectUri,
           appState,
+          codeChallenge,
+          codeChallengeMethod,
         ],
-        responses: { '302': { description: 'To the provider’s authorization page' }, '400': BAD_REQUEST, '404': NOT_FOUND },
+        responses: {
+          '302': { description: 'To the provider’s authorization page' },
+          '400': BAD_REQUEST,
+          '401': INVALID_TOKEN,
+          '404': NOT_FOUND,
+        },
       },
     },
     '/api/v1/auth/oauth/{provider}/callback': {
@@ -75,8 +92,15 @@ export function browserSignInPaths(): Record<string, Json> {
           param('organization_id', 'query', 'Or the organization'),
           redirectUri,
           appState,
+          codeChallenge,
+          codeChallengeMethod,
         ],
-        responses: { '302': { description: 'To the organization’s identity provider' }, '400': BAD_REQUEST, '404': NOT_FOUND },
+        responses: {
+          '302': { description: 'To the organization’s identity provider' },
+          '400': BAD_REQUEST,
+          '401': INVALID_TOKEN,
+          '404': NOT_FOUND,
+        },
       },
     },
   };

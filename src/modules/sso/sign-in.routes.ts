@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import express, { Router, type Request, type Response } from 'express';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import { originOfRequest, type AppDeps } from '../../core/context.ts';
+import { authenticate } from '../../core/auth.ts';
 import { sendError } from '../../core/envelope.ts';
 import { toAppError } from '../../core/error-normalize.ts';
 import { AppError } from '../../core/errors.ts';
@@ -26,8 +27,8 @@ import {
   type CalledBackFlow,
 } from './external-sign-in.ts';
 import { authorizationRequest, providerConfiguration, redeemCode, rpOptions, type ProviderIdentity } from './oidc-rp.ts';
-import { callbackUrl, enabledProvider, endpointOf, githubIdentity, PRESETS } from './social.ts';
-import { SOCIAL_PROVIDERS } from './social-provider.entity.ts';
+import { callbackUrl, enabledProvider, endpointOf, githubIdentity, issuerChosenByWorkspace, PRESETS } from './social.ts';
+import { SOCIAL_PROVIDERS, type SocialProviderName } from './social-provider.entity.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
 import { randomBytes } from 'node:crypto';
 import { canonicalEmail, EMAIL_PATTERN } from '../../core/addresses.ts';
@@ -60,6 +61,38 @@ function appState(req: Request): string | undefined {
   return value;
 }
 
+const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The app's PKCE `code_challenge` (RFC 7636), if it sent one: the exchange of the resulting code then
+ * needs the matching `code_verifier`, so a code read from a redirect is of no use to anyone else (a
+ * public app's redirect, a custom scheme). Only `S256` (the default here); `plain` adds nothing over
+ * the code itself and is refused, as OAuth 2.1 does.
+ */
+function appCodeChallenge(req: Request): string | undefined {
+  const challenge = req.query.code_challenge;
+  const method = req.query.code_challenge_method;
+  if (challenge === undefined || challenge === '') {
+    if (method !== undefined) {
+      throw new AppError('BAD_REQUEST', 'code_challenge_method needs a code_challenge', {
+        details: [{ path: 'code_challenge', message: 'required with code_challenge_method' }],
+      });
+    }
+    return undefined;
+  }
+  if (typeof challenge !== 'string' || !CODE_CHALLENGE.test(challenge)) {
+    throw new AppError('BAD_REQUEST', 'code_challenge must be the base64url SHA-256 of the code_verifier (43 characters)', {
+      details: [{ path: 'code_challenge', message: 'base64url, 43 characters, sent once' }],
+    });
+  }
+  if (method !== undefined && method !== 'S256') {
+    throw new AppError('BAD_REQUEST', 'code_challenge_method must be S256', {
+      details: [{ path: 'code_challenge_method', message: 'only S256' }],
+    });
+  }
+  return challenge;
+}
+
 /** The provider answered the callback with an OAuth error instead of a code (the user cancelled, or it refused). */
 function refuseProviderError(req: Request): void {
   const error = query(req, 'error');
@@ -81,8 +114,17 @@ function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<vo
   };
 }
 
+/**
+ * The workspace a sign-in starts in: `?workspace_id=` (a browser link), else `X-Tenant-ID`, else the
+ * workspace of the credential sent (a backend asking for the redirect with its API key), as on the
+ * other public calls.
+ */
 async function workspaceOf(deps: AppDeps, req: Request): Promise<string> {
-  const workspaceId = query(req, 'workspace_id') ?? req.get('x-tenant-id')?.trim();
+  const authorization = req.get('authorization');
+  const workspaceId =
+    query(req, 'workspace_id') ??
+    (req.get('x-tenant-id')?.trim() || undefined) ??
+    (authorization ? (await authenticate(deps, authorization)).workspaceId : undefined);
   if (!workspaceId) throw new AppError('BAD_REQUEST', 'Name the workspace with ?workspace_id= or the X-Tenant-ID header');
   const found = isId('wsp', workspaceId)
     ? await deps.orm.em.getConnection().execute<{ id: string }[]>('select id from workspaces where id = ?', [workspaceId])
@@ -158,7 +200,7 @@ async function socialIdentity(
   req: Request,
   flow: CalledBackFlow,
   provider: string,
-): Promise<ProviderIdentity> {
+): Promise<{ identity: ProviderIdentity; issuerChosenByWorkspace: boolean }> {
   const row = await enabledProvider(em, provider);
   const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
   const identity = await redeemCode(config, callbackUrlOf(deps, req), {
@@ -166,7 +208,16 @@ async function socialIdentity(
     codeVerifier: flow.flow.codeVerifier as string,
     nonce: flow.flow.nonce ?? null,
   });
-  return PRESETS[row.provider].oauth ? githubIdentity(row, identity.accessToken) : identity;
+  return {
+    identity: PRESETS[row.provider].oauth ? await githubIdentity(row, identity.accessToken) : identity,
+    issuerChosenByWorkspace: issuerChosenByWorkspace(row),
+  };
+}
+
+/** A provider name the service knows (in any workspace), else 404 before anything else is read. */
+function knownProvider(provider: string): SocialProviderName {
+  if (!(SOCIAL_PROVIDERS as readonly string[]).includes(provider)) throw new AppError('NOT_FOUND', `No provider is called ${provider}`);
+  return provider as SocialProviderName;
 }
 
 export function externalSignInRoutes(deps: AppDeps): Router {
@@ -175,12 +226,14 @@ export function externalSignInRoutes(deps: AppDeps): Router {
   router.get(
     '/api/v1/auth/oauth/:provider/start',
     handler(deps, async (req, res) => {
+      const provider = knownProvider(String(req.params.provider));
       const workspaceId = await workspaceOf(deps, req);
       const em = deps.orm.em.fork();
       em.setFilterParams(TENANT_FILTER, { workspaceId });
       const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
       const forApp = appState(req);
-      const row = await enabledProvider(em, String(req.params.provider));
+      const appChallenge = appCodeChallenge(req);
+      const row = await enabledProvider(em, provider);
       const config = await providerConfiguration(endpointOf(deps, row), rpOptions(deps));
       const state = randomBytes(32).toString('base64url');
       const request = await authorizationRequest(config, {
@@ -194,7 +247,13 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         kind: 'social',
         redirectUri,
         state,
-        flow: { source: row.provider, codeVerifier: request.codeVerifier, nonce: request.nonce, appState: forApp },
+        flow: {
+          source: row.provider,
+          codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
+          appState: forApp,
+          appCodeChallenge: appChallenge,
+        },
       });
       res.redirect(302, request.url);
     }),
@@ -203,8 +262,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
   router.get(
     '/api/v1/auth/oauth/:provider/callback',
     handler(deps, async (req, res) => {
-      const provider = String(req.params.provider);
-      if (!(SOCIAL_PROVIDERS as readonly string[]).includes(provider)) throw new AppError('NOT_FOUND', `No provider is called ${provider}`);
+      const provider = knownProvider(String(req.params.provider));
       const state = query(req, 'state');
       if (!state) throw new AppError('BAD_REQUEST', 'The callback has no state');
       const flow = await consumeState(deps, deps.orm.em.fork(), state, 'social');
@@ -212,7 +270,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         if (flow.flow.source !== provider)
           throw new AppError('BAD_REQUEST', 'The callback came from another provider than the sign-in started with');
         refuseProviderError(req);
-        const identity = await socialIdentity(deps, em, req, flow, provider);
+        const { identity, issuerChosenByWorkspace: chosen } = await socialIdentity(deps, em, req, flow, provider);
         const email = identity.email;
         if (!email) throw new AppError('FORBIDDEN', 'The provider did not share a verified email address');
         return async (scope) =>
@@ -226,7 +284,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
                 via: provider,
                 subject: { provider, issuer: identity.issuer, subject: identity.subject },
               },
-              { create: true, roleKey: 'member' },
+              { create: true, roleKey: 'member', issuerChosenByWorkspace: chosen },
               deps.clock.now(),
             )
           ).id;
@@ -251,6 +309,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       em.setFilterParams(TENANT_FILTER, { workspaceId });
       const redirectUri = await checkRedirectUri(deps, em, query(req, 'redirect_uri'));
       const forApp = appState(req);
+      const appChallenge = appCodeChallenge(req);
       const org = organizationId
         ? isId('org', organizationId)
           ? await em.findOne(Organization, { id: organizationId })
@@ -269,7 +328,13 @@ export function externalSignInRoutes(deps: AppDeps): Router {
             take: async () => false,
           },
         });
-        await startFlow(deps, em, { workspaceId, kind: 'sso', redirectUri, state, flow: { source: org.id, requestId, appState: forApp } });
+        await startFlow(deps, em, {
+          workspaceId,
+          kind: 'sso',
+          redirectUri,
+          state,
+          flow: { source: org.id, requestId, appState: forApp, appCodeChallenge: appChallenge },
+        });
         res.redirect(302, request.url);
         return;
       }
@@ -291,7 +356,13 @@ export function externalSignInRoutes(deps: AppDeps): Router {
         kind: 'sso',
         redirectUri,
         state,
-        flow: { source: org.id, codeVerifier: request.codeVerifier, nonce: request.nonce, appState: forApp },
+        flow: {
+          source: org.id,
+          codeVerifier: request.codeVerifier,
+          nonce: request.nonce,
+          appState: forApp,
+          appCodeChallenge: appChallenge,
+        },
       });
       res.redirect(302, request.url);
     }),
@@ -370,7 +441,31 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     }),
   );
 
+  answerOtherMethods405(router);
   return router;
+}
+
+/**
+ * The browser routes asked with a method they do not take: 405 with `Allow`, in the envelope, as the
+ * REST door answers its own paths (a 404 would say the path does not exist).
+ */
+function answerOtherMethods405(router: Router): void {
+  const methods: [string[], string][] = [
+    [['/api/v1/auth/oauth/:provider/start', '/api/v1/auth/oauth/:provider/callback', '/api/v1/auth/sso/start'], 'GET, HEAD'],
+    [['/api/v1/auth/sso/oidc/callback', '/api/v1/auth/sso/saml/:organizationId/metadata'], 'GET, HEAD'],
+    [['/api/v1/auth/sso/saml/:organizationId/acs'], 'POST'],
+  ];
+  for (const [paths, allowed] of methods) {
+    router.all(paths, (req, res) => {
+      sendError(
+        res,
+        new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
+          status: 405,
+          headers: { Allow: allowed },
+        }),
+      );
+    });
+  }
 }
 
 function samlServiceProvider(deps: AppDeps, organizationId: string) {

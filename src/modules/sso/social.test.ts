@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
@@ -336,6 +337,190 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(near.status).toBe(400);
     const google = await call(app, 'GET', `/api/v1/auth/oauth/google/start?workspace_id=${ws.id}`);
     expect(google.status).toBe(404);
+  });
+
+  it('answers an unknown provider 404 whatever the workspace, and takes the workspace from a credential when none is named', async () => {
+    for (const path of ['/api/v1/auth/oauth/gitlab/start', `/api/v1/auth/oauth/gitlab/start?workspace_id=${ws.id}`]) {
+      const res = await call(app, 'GET', path, { headers: { 'x-forwarded-for': someIp() } });
+      expect([res.status, res.body.error.code], path).toEqual([404, 'NOT_FOUND']);
+    }
+    // A backend asks for the redirect with its API key, as it lists the providers.
+    const byKey = await call(app, 'GET', '/api/v1/auth/oauth/oidc/start', { token: ws.apiKey, headers: { 'x-forwarded-for': someIp() } });
+    expect(byKey.status, JSON.stringify(byKey.body)).toBe(302);
+    expect(new URL(byKey.headers.get('location') as string).origin).toBe(idp.issuer);
+    const badKey = await call(app, 'GET', '/api/v1/auth/oauth/oidc/start', {
+      token: 'sk_not_a_key',
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect([badKey.status, badKey.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    const nothing = await call(app, 'GET', '/api/v1/auth/oauth/oidc/start', { headers: { 'x-forwarded-for': someIp() } });
+    expect([nothing.status, nothing.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+  });
+
+  it('refuses an expired state and an expired code, refuses a deactivated account at the exchange, and keeps workspaces apart', async () => {
+    // The provider took longer than the flow's ten minutes.
+    const late = await start();
+    const lateEmail = uniqueEmail('late');
+    idp.signInAs({ sub: `sub-${lateEmail}`, claims: { email: lateEmail, email_verified: true } });
+    const lateCallback = await idp.authorize(late.href);
+    app.clock.advance(10 * 60_000 + 1000);
+    const expiredState = await call(app, 'GET', onApp(lateCallback), { headers: { 'x-forwarded-for': someIp() } });
+    expect([expiredState.status, expiredState.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    // The app swapped the code after its 60 seconds.
+    const slow = await throughProvider(uniqueEmail('slow'));
+    app.clock.advance(61_000);
+    const expiredCode = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: slow.location.searchParams.get('code') },
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect([expiredCode.status, expiredCode.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    // The same address in another workspace is another account: the sign-in creates one here.
+    const other = await createWorkspace(app, 'Other social');
+    const shared = uniqueEmail('shared');
+    const elsewhere = await call(app, 'POST', '/api/v1/users', {
+      token: other.apiKey,
+      body: { email: shared, password: 'other passphrase' },
+    });
+    expect(elsewhere.status).toBe(201);
+    // A code presented with another workspace's X-Tenant-ID names nothing there and stays usable.
+    const sharedCode = (await throughProvider(shared)).location;
+    const wrongTenant = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: sharedCode.searchParams.get('code') },
+      headers: { 'x-tenant-id': other.id, 'x-forwarded-for': someIp() },
+    });
+    expect([wrongTenant.status, wrongTenant.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
+    const ownTenant = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: sharedCode.searchParams.get('code') },
+      headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp() },
+    });
+    expect(ownTenant.status).toBe(200);
+    const here = ownTenant.body.data.user;
+    expect(here.id).not.toBe(elsewhere.body.data.id);
+    expect((await call(app, 'GET', `/api/v1/users/${here.id}`, { token: other.apiKey })).status).toBe(404);
+    // Workspace B has no provider configured: its start is 404, its list empty.
+    const startB = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${other.id}`, {
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect([startB.status, startB.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const listB = await call(app, 'GET', '/api/v1/auth/oauth/providers', {
+      headers: { 'x-tenant-id': other.id, 'x-forwarded-for': someIp() },
+    });
+    expect(listB.body.data).toEqual([]);
+
+    // Deactivated between the callback and the exchange.
+    const gone = await throughProvider(shared);
+    await call(app, 'PATCH', `/api/v1/users/${here.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
+    const refused = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code: gone.location.searchParams.get('code') },
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect([refused.status, refused.body.error.code]).toEqual([403, 'ACCOUNT_DEACTIVATED']);
+  });
+
+  it('answers a method the start and callback do not take 405 with Allow, in the envelope', async () => {
+    for (const [method, path] of [
+      ['POST', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`],
+      ['DELETE', '/api/v1/auth/oauth/oidc/callback?state=x'],
+      ['PUT', '/api/v1/auth/sso/start'],
+    ] as const) {
+      const res = await call(app, method, path, { headers: { 'x-forwarded-for': someIp() } });
+      expect([res.status, res.body.error?.code, res.headers.get('allow')], `${method} ${path}`).toEqual([405, 'BAD_REQUEST', 'GET, HEAD']);
+      expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
+    }
+  });
+
+  it('keeps the scope a sign-in needs when a workspace names its own: openid, and user:email for GitHub', async () => {
+    const own = await createWorkspace(app, 'Scopes');
+    const cases = [
+      ['google', [], ['openid']],
+      ['oidc', ['email', 'profile'], ['openid', 'email', 'profile']],
+      ['github', ['read:org'], ['user:email', 'read:org']],
+      ['microsoft', ['openid', 'offline_access'], ['openid', 'offline_access']],
+    ] as const;
+    for (const [provider, scopes, stored] of cases) {
+      const put = await call(app, 'PUT', `/api/v1/auth/oauth/providers/${provider}`, {
+        token: own.apiKey,
+        body: { client_id: 'c', client_secret: 's', scopes, ...(provider === 'oidc' ? { issuer: idp.issuer } : {}) },
+      });
+      expect([put.status, put.body.data?.scopes], provider).toEqual([201, stored]);
+    }
+    const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}`, {
+      headers: { 'x-forwarded-for': someIp() },
+    });
+    expect(new URL(res.headers.get('location') as string).searchParams.get('scope')).toBe('openid email profile');
+  });
+
+  it('binds the code to the app’s PKCE code_challenge: the exchange needs the matching code_verifier', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const withChallenge = async () => {
+      const res = await call(
+        app,
+        'GET',
+        `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&code_challenge=${challenge}&code_challenge_method=S256`,
+        { headers: { 'x-forwarded-for': someIp() } },
+      );
+      expect(res.status, JSON.stringify(res.body)).toBe(302);
+      const email = uniqueEmail('pkce');
+      idp.signInAs({ sub: `sub-${email}`, claims: { email, email_verified: true } });
+      const back = await call(app, 'GET', onApp(await idp.authorize(res.headers.get('location') as string)), {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      return { email, code: new URL(back.headers.get('location') as string).searchParams.get('code') as string };
+    };
+    const exchange = (body: Record<string, unknown>) =>
+      call(app, 'POST', '/api/v1/auth/oauth/exchange', { body, headers: { 'x-forwarded-for': someIp() } });
+
+    // Without the verifier, or with another one, the code is refused and spent.
+    const stolen = await withChallenge();
+    const bare = await exchange({ code: stolen.code });
+    expect([bare.status, bare.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await exchange({ code: stolen.code, code_verifier: verifier })).status).toBe(401);
+    const wrong = await withChallenge();
+    const other = await exchange({ code: wrong.code, code_verifier: randomBytes(32).toString('base64url') });
+    expect([other.status, other.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    const good = await withChallenge();
+    const signedIn = await exchange({ code: good.code, code_verifier: verifier });
+    expect([signedIn.status, signedIn.body.data?.user?.email]).toEqual([200, good.email]);
+
+    for (const [query, path] of [
+      [`code_challenge=${challenge}&code_challenge_method=plain`, 'code_challenge_method'],
+      ['code_challenge=short', 'code_challenge'],
+      ['code_challenge_method=S256', 'code_challenge'],
+    ]) {
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&${query}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect([res.status, res.body.error?.details?.[0]?.path], query).toEqual([400, path]);
+    }
+    const badVerifier = await exchange({ code: 'x', code_verifier: 'too short' });
+    expect([badVerifier.status, badVerifier.body.error.details[0].path]).toEqual([400, 'code_verifier']);
+  });
+
+  it('does not let a provider the workspace chose the issuer of claim an account with more rights than a member by its email', async () => {
+    // The generic OIDC provider is whatever server an admin named: its "verified" email proves nothing about the owner.
+    const owner = await asSubject(`forged-${ws.owner.email}`, { email: ws.owner.email, email_verified: true });
+    expect(owner.searchParams.get('error')).toBe('access_denied');
+    expect(owner.searchParams.get('error_description')).toContain('sign in with its password');
+    expect(owner.searchParams.get('code')).toBeNull();
+
+    const adminEmail = uniqueEmail('admin');
+    const admin = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: adminEmail, password: 'admin passphrase' } });
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    const adminRole = roles.body.data.find((r: { key: string }) => r.key === 'admin');
+    expect(
+      (await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: admin.body.data.id, role_id: adminRole.id } }))
+        .status,
+    ).toBe(200);
+    const forged = await asSubject(`forged-${adminEmail}`, { email: adminEmail, email_verified: true });
+    expect(forged.searchParams.get('error')).toBe('access_denied');
+
+    // A member's account still links by its verified email (the test above), and a new address still makes one.
+    const fresh = uniqueEmail('fresh');
+    expect((await exchangedUser(await asSubject(`fresh-${fresh}`, { email: fresh, email_verified: true }))).email).toBe(fresh);
   });
 
   it('starts Google and Microsoft sign-ins from their published endpoints, without fetching discovery', async () => {

@@ -140,6 +140,16 @@ export async function getProvider(
   return { ...settings(deps, row), client_secret_set: !!row.secretSealed };
 }
 
+/**
+ * The scope a sign-in cannot do without, added when a workspace's list leaves it out: `openid` for an
+ * OpenID provider (no id_token, so no subject and no email, without it; OpenID Connect Core 3.1.2.1),
+ * `user:email` for GitHub (its verified addresses). Other scopes are the workspace's choice.
+ */
+function withRequiredScope(scopes: string[], provider: SocialProviderName): string[] {
+  const required = PRESETS[provider].oauth ? 'user:email' : 'openid';
+  return scopes.includes(required) ? scopes : [required, ...scopes];
+}
+
 /** Creates or replaces a provider's configuration; says which, so the call answers 201 or 200. */
 export async function putProvider(
   deps: AppDeps,
@@ -177,7 +187,7 @@ export async function putProvider(
   row.config = {
     client_id: input.client_id,
     issuer: input.provider === 'github' ? (input.github_base_url?.replace(/\/+$/, '') ?? null) : (input.issuer ?? preset.issuer),
-    scopes: input.scopes ?? preset.scopes,
+    scopes: withRequiredScope(input.scopes ?? preset.scopes, input.provider),
     display_name: input.display_name ?? preset.displayName,
   };
   if (input.client_secret) row.secretSealed = deps.box.seal(input.client_secret);
@@ -210,6 +220,17 @@ export async function enabledProvider(em: EntityManager, provider: string): Prom
     : null;
   if (!row) throw new AppError('NOT_FOUND', `Sign-in with ${provider} is not enabled in this workspace`);
   return row;
+}
+
+/**
+ * Whether the workspace named the server that vouches for emails (a generic OpenID provider, a
+ * Microsoft tenant, a GitHub Enterprise host) rather than the provider's own (Google, Microsoft's
+ * personal accounts, github.com): whoever configures it may run it.
+ */
+export function issuerChosenByWorkspace(row: SocialProvider): boolean {
+  const preset = PRESETS[row.provider];
+  if (preset.oauth) return row.config.issuer !== null;
+  return preset.issuer === null || row.config.issuer !== preset.issuer;
 }
 
 /** How to reach the provider: discovery for OpenID providers, fixed endpoints for GitHub. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { auditScope } from '../../core/audit-scope.ts';
-import { originOf } from '../../core/context.ts';
+import { namedWorkspace, originOf } from '../../core/context.ts';
 import { limitedPublicProcedure, managementProcedure, publicTenantProcedure, router } from '../../core/trpc.ts';
 import { challengeOutput } from '../mfa/mfa.schema.ts';
 import { tokensOutput } from '../auth/auth.schema.ts';
@@ -77,10 +77,25 @@ export const ssoRouter = router({
         summary: 'Swap the one-time code of a social or SSO sign-in for tokens (or the second-factor challenge)',
       },
     })
-    .input(z.strictObject({ code: z.string().min(1).max(200) }))
+    .input(
+      z.strictObject({
+        code: z.string().min(1).max(200),
+        /** RFC 7636: required when the start sent a code_challenge. */
+        code_verifier: z
+          .string()
+          .regex(/^[A-Za-z0-9._~-]{43,128}$/)
+          .optional(),
+      }),
+    )
     .output(z.union([tokensOutput, challengeOutput]))
     .mutation(async ({ ctx, input }) => {
-      const result = await exchangeCode(ctx.deps, ctx.em, input.code, originOf(ctx));
+      const result = await exchangeCode(
+        ctx.deps,
+        ctx.em,
+        { code: input.code, codeVerifier: input.code_verifier },
+        originOf(ctx),
+        namedWorkspace(ctx),
+      );
       return result.kind === 'tokens' ? result.tokens : result.challenge;
     }),
 });
