@@ -357,6 +357,14 @@ export async function exchangeCode(
   if (!row) throw new AppError('INVALID_TOKEN', 'This sign-in code is unknown, expired or already used');
   // Checked after the code is consumed: a wrong verifier spends the code (RFC 7636 §4.6), so it cannot be guessed at.
   const { appCodeChallenge } = JSON.parse(deps.box.open(row.flow_sealed)) as FlowState;
+  // A verifier for a sign-in started without a challenge is refused too (RFC 9700 §2.1.1): its starter
+  // bound nothing, so the verifier is not theirs. An app that binds its codes is then never handed one
+  // that an attacker started unbound (a login CSRF through a downgrade).
+  if (appCodeChallenge === undefined && input.codeVerifier !== undefined) {
+    throw new AppError('INVALID_TOKEN', 'A code_verifier was sent for a sign-in started without a code_challenge', {
+      keepChanges: true,
+    });
+  }
   if (appCodeChallenge !== undefined) {
     const verifier = input.codeVerifier;
     if (verifier === undefined || !constantTimeEqual(pkceChallenge(verifier), appCodeChallenge)) {

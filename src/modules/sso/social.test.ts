@@ -455,13 +455,10 @@ describe('social sign-in through a generic OpenID provider', () => {
   it('binds the code to the app’s PKCE code_challenge: the exchange needs the matching code_verifier', async () => {
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const withChallenge = async () => {
-      const res = await call(
-        app,
-        'GET',
-        `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}&code_challenge=${challenge}&code_challenge_method=S256`,
-        { headers: { 'x-forwarded-for': someIp() } },
-      );
+    const startedWith = async (query: string) => {
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}${query}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(302);
       const email = uniqueEmail('pkce');
       idp.signInAs({ sub: `sub-${email}`, claims: { email, email_verified: true } });
@@ -470,6 +467,7 @@ describe('social sign-in through a generic OpenID provider', () => {
       });
       return { email, code: new URL(back.headers.get('location') as string).searchParams.get('code') as string };
     };
+    const withChallenge = () => startedWith(`&code_challenge=${challenge}&code_challenge_method=S256`);
     const exchange = (body: Record<string, unknown>) =>
       call(app, 'POST', '/api/v1/auth/oauth/exchange', { body, headers: { 'x-forwarded-for': someIp() } });
 
@@ -481,6 +479,13 @@ describe('social sign-in through a generic OpenID provider', () => {
     const wrong = await withChallenge();
     const other = await exchange({ code: wrong.code, code_verifier: randomBytes(32).toString('base64url') });
     expect([other.status, other.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+    // A verifier for a code started without a challenge is refused and spends it (RFC 9700 §2.1.1): the
+    // one who started that sign-in bound nothing, so a verifier cannot be theirs (a downgrade).
+    const unbound = await startedWith('');
+    const downgraded = await exchange({ code: unbound.code, code_verifier: verifier });
+    expect([downgraded.status, downgraded.body.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    expect((await exchange({ code: unbound.code })).status).toBe(401);
 
     const good = await withChallenge();
     const signedIn = await exchange({ code: good.code, code_verifier: verifier });
