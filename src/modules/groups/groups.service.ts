@@ -4,6 +4,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
+import { memberRowsOf } from '../users/member-rows.ts';
 import { findUser } from '../users/users.service.ts';
 import { Group, GroupMember } from './group.entity.ts';
 import type { GroupMemberView, GroupView } from './groups.schema.ts';
@@ -86,30 +87,15 @@ export async function updateGroup(
   return toView(group, await memberCount(scope.em, group.id));
 }
 
-interface MemberRow {
-  user_id: string;
-  email: string;
-  name: string | null;
-  created_at: Date | string;
-}
-
 /** A group's members with their email and name, oldest membership first. */
 export async function listGroupMembers(em: EntityManager, workspaceId: string, groupId: string, query: PageQuery) {
   const group = await findGroup(em, groupId);
-  const { limit, offset } = offsetOf(query);
-  const rows = await em.execute<MemberRow[]>(
-    `select gm.user_id, u.email, u.name, gm.created_at from group_members gm join users u on u.id = gm.user_id
-      where gm.workspace_id = ? and gm.group_id = ? order by gm.created_at, gm.user_id limit ? offset ?`,
-    [workspaceId, group.id, limit, offset],
+  const members = await memberRowsOf(em, 'group', workspaceId, group.id, query);
+  return toPage(
+    members.map((member): GroupMemberView => ({ group_id: group.id, ...member })),
+    await memberCount(em, group.id),
+    query,
   );
-  const members: GroupMemberView[] = rows.map((row) => ({
-    group_id: group.id,
-    user_id: row.user_id,
-    email: row.email,
-    name: row.name,
-    added_at: new Date(row.created_at).toISOString(),
-  }));
-  return toPage(members, await memberCount(em, group.id), query);
 }
 
 export async function createGroup(scope: AuditScope, input: { name: string; description?: string }, now: Date): Promise<GroupView> {

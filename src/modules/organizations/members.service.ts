@@ -3,42 +3,20 @@ import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import { takenConflict } from '../../core/conflicts.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId } from '../../core/ids.ts';
-import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { toPage, type PageQuery } from '../../core/pagination.ts';
+import { memberRowsOf } from '../users/member-rows.ts';
 import { findUser } from '../users/users.service.ts';
 import { OrganizationMember } from './organization.entity.ts';
 import type { OrganizationMemberView } from './organizations.schema.ts';
 import { findOrganization, joinOrganization } from './organizations.service.ts';
 
-interface MemberRow {
-  user_id: string;
-  email: string;
-  name: string | null;
-  created_at: Date | string;
-}
-
-function toView(organizationId: string, row: MemberRow): OrganizationMemberView {
-  return {
-    organization_id: organizationId,
-    user_id: row.user_id,
-    email: row.email,
-    name: row.name,
-    added_at: new Date(row.created_at).toISOString(),
-  };
-}
-
 /** The organization's members (those SSO signed in, and those an admin added), oldest first. */
 export async function listMembers(em: EntityManager, workspaceId: string, organizationId: string, query: PageQuery) {
   const org = await findOrganization(em, organizationId);
-  const { limit, offset } = offsetOf(query);
-  const rows = await em.execute<MemberRow[]>(
-    `select om.user_id, u.email, u.name, om.created_at from organization_members om join users u on u.id = om.user_id
-      where om.workspace_id = ? and om.organization_id = ? order by om.created_at, om.user_id limit ? offset ?`,
-    [workspaceId, org.id, limit, offset],
-  );
-  const total = await em.count(OrganizationMember, { organizationId: org.id });
+  const members = await memberRowsOf(em, 'organization', workspaceId, org.id, query);
   return toPage(
-    rows.map((row) => toView(org.id, row)),
-    total,
+    members.map((member): OrganizationMemberView => ({ organization_id: org.id, ...member })),
+    await em.count(OrganizationMember, { organizationId: org.id }),
     query,
   );
 }
@@ -55,7 +33,7 @@ export async function addMember(scope: AuditScope, organizationId: string, userI
     target: { type: 'organization', id: org.id },
     details: { user_id: user.id },
   });
-  return toView(org.id, { user_id: user.id, email: user.email, name: user.name, created_at: now });
+  return { organization_id: org.id, user_id: user.id, email: user.email, name: user.name, added_at: now.toISOString() };
 }
 
 /** Takes a user out of the organization (the account stays); a user who is not a member is 404. */
