@@ -5,8 +5,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
+import { ormOptions } from '../src/db/orm-config.ts';
 import { startTestApp, TEST_MASTER_KEY } from './helpers/app.ts';
 import { testDatabaseUrl } from './helpers/database.ts';
 
@@ -237,6 +239,41 @@ describe('configuration errors', () => {
       }
     } finally {
       await rm(ownDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('serves the embedded database on a Unix socket only its own user can reach, also for a long DATA_DIR', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'identity-socket-'));
+    // Past the 103 bytes a socket path may take: the socket moves to a private temporary directory.
+    const long = join(base, 'd'.repeat(100));
+    try {
+      for (const dataDir of [base, long]) {
+        const db = await startEmbeddedPostgres(dataDir);
+        let socketDir: string;
+        try {
+          const url = new URL(db.url);
+          socketDir = decodeURIComponent(url.hostname);
+          // A directory, not a loopback address that any local user could connect to with any password.
+          expect(socketDir.startsWith('/')).toBe(true);
+          expect(socketDir).toBe(dataDir === base ? join(base, 'socket') : socketDir);
+          if (dataDir === long) expect(socketDir.startsWith(tmpdir())).toBe(true);
+          expect((await stat(socketDir)).mode & 0o777).toBe(0o700);
+          expect((await stat(join(socketDir, '.s.PGSQL.5432'))).isSocket()).toBe(true);
+          // The URL the server hands its ORM connects.
+          const orm = await MikroORM.init(ormOptions(db.url, 1));
+          try {
+            expect(await orm.em.getConnection().execute('select 1 as one')).toEqual([{ one: 1 }]);
+          } finally {
+            await orm.close(true);
+          }
+        } finally {
+          await db.stop();
+        }
+        expect(existsSync(join(socketDir, '.s.PGSQL.5432'))).toBe(false);
+        if (dataDir === long) expect(existsSync(socketDir)).toBe(false);
+      }
+    } finally {
+      await rm(base, { recursive: true, force: true });
     }
   }, 120_000);
 

@@ -1,4 +1,5 @@
-import { chmod, link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -6,7 +7,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 /**
  * PostgreSQL for a bare machine: PGlite (Postgres compiled to WASM) with its data under DATA_DIR,
- * served on a loopback port so the ORM speaks the ordinary wire protocol to it. PGlite has a single
+ * served on a Unix socket so the ORM speaks the ordinary wire protocol to it. PGlite has a single
  * backend, so the ORM must use a pool of exactly one connection.
  */
 export interface EmbeddedPostgres {
@@ -20,12 +21,11 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   const unlock = await lockDataDir(dataDir);
   try {
     const db = await openPGlite(dir);
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
-    await server.start();
+    const listening = await listen(db, dataDir);
     return {
-      url: `postgresql://postgres:postgres@${server.getServerConn()}/postgres?sslmode=disable`,
+      url: listening.url,
       async stop() {
-        await server.stop();
+        await listening.stop();
         await db.close();
         await unlock();
       },
@@ -34,6 +34,57 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     await unlock();
     throw error;
   }
+}
+
+/** The file name PostgreSQL clients (node-postgres included) look for in a socket directory, for port 5432. */
+const SOCKET_FILE = '.s.PGSQL.5432';
+
+/**
+ * Longest socket path to bind: the kernel's `sun_path` holds 108 bytes on Linux and 104 on macOS,
+ * its terminating NUL included.
+ */
+const SOCKET_PATH_MAX = 103;
+
+/**
+ * Serves PGlite where only this user can connect. PGlite takes any user name and password, so a
+ * loopback port would let every local user (and every process of another container sharing the
+ * network namespace) read password hashes or write themselves an API key. A Unix socket in a
+ * directory of mode 0700 is reachable by this user alone: `DATA_DIR/socket`, or a private directory
+ * under the system's temporary directory when DATA_DIR's path is too long for a socket. Windows has
+ * no such sockets for node-postgres and keeps the loopback port.
+ */
+async function listen(db: PGlite, dataDir: string): Promise<{ url: string; stop(): Promise<void> }> {
+  if (process.platform === 'win32') {
+    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
+    await server.start();
+    return { url: `postgresql://postgres:postgres@${server.getServerConn()}/postgres?sslmode=disable`, stop: () => server.stop() };
+  }
+  let socketDir = join(resolve(dataDir), 'socket');
+  let temporary = false;
+  if (join(socketDir, SOCKET_FILE).length > SOCKET_PATH_MAX) {
+    socketDir = await mkdtemp(join(tmpdir(), 'identity-pg-'));
+    temporary = true;
+  } else {
+    await mkdir(socketDir, { recursive: true, mode: 0o700 });
+    await chmod(socketDir, 0o700);
+    // A socket a killed process left behind: the data directory's lock is ours, so nobody serves it.
+    await rm(join(socketDir, SOCKET_FILE), { force: true });
+  }
+  const server = new PGLiteSocketServer({ db, path: join(socketDir, SOCKET_FILE), maxConnections: 1 });
+  try {
+    await server.start();
+  } catch (error) {
+    if (temporary) await rm(socketDir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    // The host is the socket's directory (percent-encoded), as libpq and node-postgres read it.
+    url: `postgresql://postgres:postgres@${encodeURIComponent(socketDir)}:5432/postgres`,
+    async stop() {
+      await server.stop();
+      await rm(temporary ? socketDir : join(socketDir, SOCKET_FILE), { recursive: true, force: true });
+    },
+  };
 }
 
 /**
