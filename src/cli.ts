@@ -51,7 +51,7 @@ async function run(argv: string[]): Promise<void> {
     const database = await openDatabase(config, log, { migrate: true });
     try {
       const deps = await createDeps({ config, orm: database.orm, log, redis: null });
-      // Running servers reload keys every minute; a new id_token (RS256) key signs once published 5 minutes.
+      // Running servers reload keys every minute; a new key signs once published 5 minutes.
       const kid = await deps.keys.rotate(values['id-token'] ? ID_TOKEN_ALG : ACCESS_TOKEN_ALG);
       await closeDeps(deps);
       process.stdout.write(`${JSON.stringify({ kid })}\n`);

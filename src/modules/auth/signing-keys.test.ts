@@ -15,14 +15,20 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
   });
   afterAll(() => app.close());
 
-  it('signs new tokens with the new key, still accepts the old ones, and unpublishes the old key later', async () => {
+  it('publishes the new key first, signs with it 5 minutes later, still accepts the old tokens, and unpublishes the old key later', async () => {
     const before = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
     const oldKid = decodeProtectedHeader(before.accessToken).kid;
     const newKid = await app.deps.keys.rotate();
     expect(newKid).not.toBe(oldKid);
 
+    // APIs holding a cached JWKS would refuse a token signed with a key they have not seen yet: the new
+    // key is published now and signs only once 5 minutes have passed.
+    const meanwhile = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    expect(decodeProtectedHeader(meanwhile.accessToken).kid).toBe(oldKid);
+    app.clock.advance(5 * 60 * 1000);
     const after = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
     expect(decodeProtectedHeader(after.accessToken).kid).toBe(newKid);
+    expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: meanwhile.accessToken })).status).toBe(200);
     const jwks = await call(app, 'GET', '/.well-known/jwks.json', { headers: { origin: 'https://spa.example.com' } });
     expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual(expect.arrayContaining([oldKid, newKid]));
     // Readable from a browser app on any origin, preflight included.
@@ -31,7 +37,12 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
     expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, '*']);
     expect((await call(app, 'GET', '/api/v1/auth/sessions', { token: before.accessToken })).status).toBe(200);
 
-    app.clock.advance(21 * 60 * 1000);
+    // A token the old key signed just before the switch lives 15 minutes more; an instance that reloads
+    // late (every minute) may sign one a minute later still: the old key stays published 25 minutes.
+    app.clock.advance(19 * 60 * 1000);
+    const published = await call(app, 'GET', '/.well-known/jwks.json');
+    expect(published.body.keys.map((k: { kid: string }) => k.kid)).toContain(oldKid);
+    app.clock.advance(2 * 60 * 1000);
     const later = await call(app, 'GET', '/.well-known/jwks.json');
     expect(later.body.keys.map((k: { kid: string }) => k.kid)).not.toContain(oldKid);
     expect(later.body.keys.map((k: { kid: string }) => k.kid)).toContain(newKid);
@@ -83,6 +94,8 @@ describe('signing keys: rotation keeps old tokens valid until they expire', () =
       expect(newKid).not.toBe(before);
       // Nothing asked the idle instance for a key meanwhile: its timer found the rotation on its own.
       await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await idle.signingKey()).kid).toBe(before);
+      app.clock.advance(5 * 60 * 1000);
       expect((await idle.signingKey()).kid).toBe(newKid);
       expect(errors).toEqual([]);
     } finally {

@@ -17,19 +17,23 @@ const ALGS: readonly SigningAlg[] = [ACCESS_TOKEN_ALG, ID_TOKEN_ALG];
 
 /** How often each instance reloads the keys it signs with, so another instance's rotation reaches it. */
 const ACTIVE_REFRESH_MS = 60_000;
-/** A retired key stays published this long past the access-token lifetime (covers the refresh above). */
-const PUBLISH_MARGIN_MS = 5 * 60_000;
+/**
+ * A new key of either algorithm is published this long before anything is signed with it; the key it
+ * replaces signs meanwhile. Relying parties and APIs cache the JWKS (ours says max-age=60; jose's
+ * remote key set and openid-client look again for an unknown `kid` only after 30 to 60 seconds), so a
+ * token signed with a key minutes old would be refused by them meanwhile.
+ */
+const PREPUBLISH_MS = 5 * 60_000;
+/**
+ * A retired key stays published this long past the access-token lifetime: it may still sign for the
+ * pre-publication time, plus the refresh above, plus slack for clocks.
+ */
+const PUBLISH_MARGIN_MS = PREPUBLISH_MS + 5 * 60_000;
 /**
  * A retired id_token key stays published a day longer: relying parties keep id_tokens to send back as
  * `id_token_hint` (sign-out, silent sign-in) long after they expire, and the hint is checked with it.
  */
 const ID_TOKEN_HINT_WINDOW_MS = 24 * 60 * 60_000;
-/**
- * A new id_token key is published this long before anything is signed with it. Relying parties cache
- * the JWKS (ours says max-age=60, and openid-client looks again for an unknown `kid` only once its
- * copy is a minute old), so a token signed with a key minutes old would be refused by them meanwhile.
- */
-const ID_TOKEN_PREPUBLISH_MS = 5 * 60_000;
 
 /** Signs a token's claims (the service's and custom) as a compact JWS with the active key. */
 export type AccessTokenSigner = (claims: Record<string, unknown>) => string;
@@ -42,6 +46,7 @@ export type AccessTokenSigner = (claims: Record<string, unknown>) => string;
  */
 interface ActiveKey {
   kid: string;
+  createdAt: Date;
   privateKey: KeyObject;
   sign: AccessTokenSigner;
 }
@@ -62,7 +67,8 @@ export interface IdTokenKey {
  * current key of an algorithm; it stays in the JWKS until every token it signed has expired.
  */
 export class SigningKeys {
-  private active: ActiveKey | null = null;
+  /** Published access-token keys, newest first. */
+  private accessKeys: readonly ActiveKey[] = [];
   private idTokenKeys: readonly IdTokenKey[] = [];
   private reloading: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -116,7 +122,10 @@ export class SigningKeys {
     await this.reload();
   }
 
-  /** Retires the active key of an algorithm and makes a new one; answers the new `kid`. */
+  /**
+   * Retires the active key of an algorithm and makes a new one, published at once and signing once
+   * published `PREPUBLISH_MS` (the retired one signs meanwhile); answers the new `kid`.
+   */
   async rotate(alg: SigningAlg = ACCESS_TOKEN_ALG): Promise<string> {
     const fresh = this.generate(alg);
     await this.orm.em.fork().transactional(async (em) => {
@@ -130,32 +139,51 @@ export class SigningKeys {
 
   /**
    * The published id_token keys as last loaded, the one to sign with first: the newest that has been
-   * published `ID_TOKEN_PREPUBLISH_MS`, or while none has, the one published longest (on a first
-   * start, the only one); then the others newest first. The authorization server reads them on every signature and every check of an
+   * published `PREPUBLISH_MS`, or while none has, the one published longest (on a first start, the
+   * only one); then the others newest first. The authorization server reads them on every signature and every check of an
    * `id_token_hint` (oauth/id-token-keys.ts), so a rotation reaches it with the reload, not at a restart.
    */
   idTokenSigners(): IdTokenKey[] {
-    const settled = this.clock.now().getTime() - ID_TOKEN_PREPUBLISH_MS;
-    const signer = this.idTokenKeys.find((k) => k.createdAt.getTime() <= settled) ?? this.idTokenKeys.at(-1);
+    const signer = this.settled(this.idTokenKeys);
     return signer ? [signer, ...this.idTokenKeys.filter((k) => k !== signer)] : [];
   }
 
-  /** The key to sign with, as last loaded (`start` keeps it within a minute of the database's). */
+  /**
+   * The access-token key to sign with, as last loaded (`start` keeps them within a minute of the
+   * database's): the newest published `PREPUBLISH_MS`, as for id_tokens.
+   */
   async signingKey(): Promise<ActiveKey> {
-    if (!this.active) throw new Error('no active signing key: ensureActiveKey() was not called');
-    return this.active;
+    const key = this.settled(this.accessKeys);
+    if (!key) throw new Error('no active signing key: ensureActiveKey() was not called');
+    return key;
+  }
+
+  /** Of keys listed newest first: the newest published long enough, else the oldest (a first start's only key). */
+  private settled<K extends { createdAt: Date }>(keys: readonly K[]): K | undefined {
+    const settled = this.clock.now().getTime() - PREPUBLISH_MS;
+    return keys.find((k) => k.createdAt.getTime() <= settled) ?? keys.at(-1);
   }
 
   private async reload(): Promise<void> {
-    const em = this.orm.em.fork();
-    const key = await em.findOne(SigningKey, { retiredAt: null, alg: ACCESS_TOKEN_ALG }, { orderBy: { createdAt: 'desc', id: 'desc' } });
-    if (!key) throw new Error('no active signing key');
-    const idKeys = await em.find(SigningKey, { alg: ID_TOKEN_ALG }, { orderBy: { createdAt: 'desc', id: 'desc' } });
-    const privateKey = createPrivateKey({ key: JSON.parse(this.box.open(key.privateJwk)) as JsonWebKey, format: 'jwk' });
-    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-    const sign = createSigner({ key: pem, algorithm: ACCESS_TOKEN_ALG, kid: key.id, header: { alg: ACCESS_TOKEN_ALG, typ: 'at+jwt' } });
-    this.active = { kid: key.id, privateKey, sign };
-    this.idTokenKeys = this.loadIdTokenKeys(idKeys);
+    const rows = await this.orm.em.fork().find(SigningKey, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
+    if (!rows.some((row) => row.alg === ACCESS_TOKEN_ALG && row.retiredAt === null)) throw new Error('no active signing key');
+    this.accessKeys = this.loadAccessKeys(rows.filter((row) => row.alg === ACCESS_TOKEN_ALG));
+    this.idTokenKeys = this.loadIdTokenKeys(rows.filter((row) => row.alg === ID_TOKEN_ALG));
+  }
+
+  /** Published access-token keys, newest first, as signers; a key already loaded is reused. */
+  private loadAccessKeys(rows: SigningKey[]): ActiveKey[] {
+    const loaded = new Map(this.accessKeys.map((k) => [k.kid, k]));
+    return rows
+      .filter((row) => this.isPublished(row))
+      .map((row) => {
+        const known = loaded.get(row.id);
+        if (known) return known;
+        const privateKey = createPrivateKey({ key: JSON.parse(this.box.open(row.privateJwk)) as JsonWebKey, format: 'jwk' });
+        const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+        const sign = createSigner({ key: pem, algorithm: ACCESS_TOKEN_ALG, kid: row.id, header: { alg: ACCESS_TOKEN_ALG, typ: 'at+jwt' } });
+        return { kid: row.id, createdAt: row.createdAt, privateKey, sign };
+      });
   }
 
   /** Published keys only, newest first; a key already loaded is reused (a kid's key never changes). */
