@@ -3,6 +3,7 @@ import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { ACTION_STATUSES, ACTION_TRIGGERS } from './action.entity.ts';
 import { TEMPLATE_KEYS } from './templates.ts';
+import { labelInput } from '../../core/labels.ts';
 
 /** 100 KiB of JavaScript is far more than a sign-in hook needs. */
 export const MAX_CODE_CHARS = 100_000;
@@ -32,7 +33,7 @@ export const templateOutput = z
 export const templatePage = pageOf(templateOutput);
 export const listTemplatesInput = z.object({ ...pageParams }).prefault({});
 
-const name = z.string().trim().min(1).max(200);
+const name = labelInput(200);
 const code = z.string().min(1).max(MAX_CODE_CHARS);
 
 export const listActionsInput = z.object({ trigger: z.enum(ACTION_TRIGGERS).optional(), ...pageParams }).prefault({});

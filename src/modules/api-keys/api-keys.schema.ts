@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
+import { labelInput } from '../../core/labels.ts';
 
 export const apiKeyOutput = z
   .object({
@@ -16,5 +17,5 @@ export const listApiKeysInput = z.object({ ...pageParams }).prefault({});
 /** The only time the secret is ever shown. */
 export const createdApiKeyOutput = apiKeyOutput.extend({ key: z.string() }).meta({ id: 'CreatedApiKey' });
 
-export const createApiKeyInput = z.strictObject({ name: z.string().trim().min(1).max(200) });
+export const createApiKeyInput = z.strictObject({ name: labelInput(200) });
 export const apiKeyIdInput = z.object({ id: z.string().max(100) });

@@ -3,6 +3,7 @@ import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { APPLICATION_TYPES, type ApplicationType } from './application.entity.ts';
 import { MAX_REDIRECT_URIS } from './redirect-uris.ts';
+import { labelInput } from '../../core/labels.ts';
 
 export const applicationOutput = z
   .object({
@@ -32,7 +33,7 @@ export const applicationWithSecretOutput = applicationOutput
 
 export const applicationPage = pageOf(applicationOutput);
 
-const name = z.string().trim().min(1).max(200);
+const name = labelInput(200);
 const redirectUris = z.array(z.string().max(4096)).max(MAX_REDIRECT_URIS);
 const postLogoutRedirectUris = redirectUris.describe(
   'Where RP-initiated logout at `/oauth/logout` may send people back to (`post_logout_redirect_uri`, matched exactly); ' +

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { labelInput } from '../../core/labels.ts';
 
 /** `#rrggbb`, kept as written (hex digits in either case): safe to write into a stylesheet as it is. */
 const color = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'must be a color written #rrggbb');
@@ -18,7 +19,7 @@ const logoUrl = z
 
 /** Every field may be `null`, which puts its default back. */
 export const updateBrandingInput = z.strictObject({
-  name: z.string().trim().min(1).max(100).nullable().optional(),
+  name: labelInput(100).nullable().optional(),
   logo_url: logoUrl.nullable().optional(),
   primary_color: color.nullable().optional(),
   background_color: color.nullable().optional(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { aliasOf, withAliases } from '../../core/aliases.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
+import { labelInput } from '../../core/labels.ts';
 
 export const templateKeyInput = z.object({ key: z.string().max(100) });
 
@@ -16,7 +17,7 @@ export const updateEmailTemplateInput = withAliases(
   z
     .strictObject({
       key: z.string().max(100),
-      subject: z.string().trim().min(1).max(500).optional(),
+      subject: labelInput(500).optional(),
       html: templateBody.optional(),
       body: templateBody.optional().describe(aliasOf('html', "Auth0's name")),
       text: templateBody.optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
+import { labelInput } from '../../core/labels.ts';
 
 export const groupOutput = z
   .object({ id: z.string(), name: z.string(), description: z.string().nullable(), member_count: z.number().int(), created_at: z.string() })
@@ -9,13 +10,13 @@ export type GroupView = z.infer<typeof groupOutput>;
 export const groupPage = pageOf(groupOutput);
 export const listGroupsInput = z.object({ q: z.string().trim().max(200).optional(), ...pageParams }).prefault({});
 export const createGroupInput = z.strictObject({
-  name: z.string().trim().min(1).max(100),
+  name: labelInput(100),
   description: z.string().trim().max(500).optional(),
 });
 export const groupIdInput = z.object({ id: z.string().max(100) });
 export const updateGroupInput = z.strictObject({
   id: z.string().max(100),
-  name: z.string().trim().min(1).max(100).optional(),
+  name: labelInput(100).optional(),
   description: z.string().trim().max(500).nullable().optional().describe('`null` clears it'),
 });
 export const listGroupMembersInput = z.object({ id: z.string().max(100), ...pageParams });

@@ -6,6 +6,7 @@ import { newId } from '../../core/ids.ts';
 import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
 import { IdpAttribute } from './idp-attribute.entity.ts';
 import { takenConflict } from '../../core/conflicts.ts';
+import { labelInput } from '../../core/labels.ts';
 
 const SAML_CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
 
@@ -48,7 +49,7 @@ export const listIdpAttributesInput = z.object({ ...pageParams }).prefault({});
 /** A custom attribute: `key` (as claims are spelled: `department`, `employeeId`), its name (the key unless given). */
 export const createIdpAttributeInput = z.strictObject({
   key: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,49}$/, 'must be 1–50 letters, digits, _ or -, starting with a letter'),
-  name: z.string().trim().min(1).max(100).optional(),
+  name: labelInput(100).optional(),
   claim: z.string().trim().min(1).max(300).optional(),
   enabled: z.boolean().default(true),
 });
@@ -57,7 +58,7 @@ export const updateIdpAttributeInput = z
   .strictObject({
     key: z.string().max(50),
     enabled: z.boolean().optional(),
-    name: z.string().trim().min(1).max(100).optional(),
+    name: labelInput(100).optional(),
   })
   .refine((v) => v.enabled !== undefined || v.name !== undefined, { message: 'send enabled or name', path: ['enabled'] });
 

@@ -4,6 +4,7 @@ import { isId } from '../../core/ids.ts';
 import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DECISIONS, ENTITLEMENT_TYPES, REQUEST_STATUSES, REVIEW_SCOPES, REVIEW_STATUSES } from './iga.entity.ts';
+import { labelInput } from '../../core/labels.ts';
 
 const id = z.string().max(100);
 const actor = z.object({ type: z.string(), id: z.string().nullable() });
@@ -122,7 +123,7 @@ function shorthandScope(roleId?: string, groupId?: string, entitlementId?: strin
  */
 export const startReviewInput = z
   .strictObject({
-    name: z.string().trim().min(1).max(200),
+    name: labelInput(200),
     scope: reviewScope.optional().describe('Whose access is reviewed; default `{"type": "everyone"}`'),
     role_id: id.optional().describe('Shorthand for `scope: {"type": "role", "id": role_id}`; send scope or one shorthand'),
     group_id: id.optional().describe('Shorthand for `scope: {"type": "group", "id": group_id}`; send scope or one shorthand'),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { FACTOR_STATUSES } from './mfa.entity.ts';
+import { labelInput } from '../../core/labels.ts';
 
 export const factorOutput = z
   .object({
@@ -17,7 +18,7 @@ export const factorPage = pageOf(factorOutput);
 export const listFactorsInput = z.strictObject({ ...pageParams }).prefault({});
 
 /** The label the user chooses; an app with no name given is called "Authenticator app". */
-export const enrollInput = z.strictObject({ name: z.string().trim().min(1).max(100).default('Authenticator app') }).prefault({});
+export const enrollInput = z.strictObject({ name: labelInput(100).default('Authenticator app') }).prefault({});
 export const enrollmentOutput = z
   .object({ factor: factorOutput, secret: z.string(), otpauth_uri: z.string(), qr_code_data_uri: z.string() })
   .meta({ id: 'TotpEnrollment' });

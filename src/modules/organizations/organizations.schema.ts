@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { canonicalDomain } from '../../core/addresses.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
+import { labelInput } from '../../core/labels.ts';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
@@ -27,7 +28,7 @@ const ssoSettings = z.strictObject({
 });
 
 export const createOrganizationInput = z.strictObject({
-  name: z.string().trim().min(1).max(100),
+  name: labelInput(100),
   domains: z.array(domainInput).max(50).default([]),
   sso: ssoSettings.optional(),
 });
@@ -35,7 +36,7 @@ export type CreateOrganizationInput = z.infer<typeof createOrganizationInput>;
 
 export const updateOrganizationInput = z.strictObject({
   id: z.string().max(100),
-  name: z.string().trim().min(1).max(100).optional(),
+  name: labelInput(100).optional(),
   domains: z.array(domainInput).max(50).optional(),
   sso: ssoSettings.optional(),
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ALL_PERMISSIONS, type Permission } from '../../core/permissions.ts';
 import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
+import { labelInput } from '../../core/labels.ts';
 
 export const roleOutput = z
   .object({
@@ -22,7 +23,7 @@ export const listRolesInput = z.object({ ...pageParams }).prefault({});
 const permission = z.enum(ALL_PERMISSIONS as [Permission, ...Permission[]]);
 
 export const createRoleInput = z.strictObject({
-  name: z.string().trim().min(1).max(100),
+  name: labelInput(100),
   key: z
     .string()
     .regex(/^[a-z][a-z0-9_-]{1,49}$/, 'must be 2–50 lower-case letters, digits, - or _, starting with a letter')
@@ -36,7 +37,7 @@ export const roleIdInput = z.object({ id: z.string().max(100) });
 /** A custom role's new name, description (`null` clears it) or whole list of permissions; its key stays. */
 export const updateRoleInput = z.strictObject({
   id: z.string().max(100),
-  name: z.string().trim().min(1).max(100).optional(),
+  name: labelInput(100).optional(),
   description: z.string().trim().max(500).nullable().optional(),
   permissions: z.array(permission).max(ALL_PERMISSIONS.length).optional().describe('Replaces the whole list'),
 });

@@ -10,6 +10,7 @@ import type { ServerMetadata } from 'openid-client';
 import type { ProviderEndpoint, ProviderIdentity } from './oidc-rp.ts';
 import { SOCIAL_PROVIDERS, SocialProvider, type SocialProviderName } from './social-provider.entity.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
+import { labelInput } from '../../core/labels.ts';
 
 interface Preset {
   displayName: string;
@@ -80,7 +81,7 @@ export const putProviderInput = z.strictObject({
     .array(z.string().regex(/^[\x21-\x7e]{1,100}$/))
     .max(20)
     .optional(),
-  display_name: z.string().trim().min(1).max(60).optional(),
+  display_name: labelInput(60).optional(),
   enabled: z.boolean().default(true),
 });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
+import { labelInput } from '../../core/labels.ts';
 
 /** A value may be up to 64 KiB of text (keys, certificates, connection strings). */
 export const MAX_VALUE_BYTES = 65_536;
@@ -21,7 +22,7 @@ export const vaultPage = pageOf(vaultObjectOutput);
 export const listVaultInput = z.object({ ...pageParams }).prefault({});
 
 export const createVaultObjectInput = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: labelInput(200),
   description: z.string().trim().max(500).optional(),
   value: z
     .string()

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { emailInput, passwordInput } from '../users/users.schema.ts';
+import { labelInput } from '../../core/labels.ts';
 
 export const createWorkspaceInput = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: labelInput(200),
   owner: z.strictObject({ email: emailInput, password: passwordInput.optional() }),
 });
 export type CreateWorkspaceInput = z.infer<typeof createWorkspaceInput>;
