@@ -25,7 +25,9 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
   });
   useEffect(() => {
     // Back from the provider through the browser's page cache: the buttons work again.
-    const shown = (event: PageTransitionEvent) => event.persisted && setStarting(null);
+    const shown = (event: PageTransitionEvent) => {
+      if (event.persisted) setStarting(null);
+    };
     window.addEventListener('pageshow', shown);
     return () => window.removeEventListener('pageshow', shown);
   }, []);
