@@ -2,38 +2,53 @@ import { useMutation } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { publicApi } from '../../api/client.ts';
+import { FormProblem } from '../../api/errors.ts';
 import { isChallenge, type Challenge } from '../../api/types.ts';
 import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Loading } from '../../ui/feedback/Loading.tsx';
 import { HostedLayout } from '../layout/HostedLayout.tsx';
 import { CodeStep } from '../sign-in/CodeStep.tsx';
+import { takeVerifier } from '../sign-in/sign-in-binding.ts';
 import { useFinishSignIn } from '../sign-in/use-finish-sign-in.ts';
 
+const NOT_THIS_TAB =
+  'This sign-in was not started from this browser tab, so it was not completed. If you meant to sign in, start again from the sign-in page.';
+
 /**
- * /login/callback: where social and SSO sign-ins come back with `?code=` (swapped once for tokens or
- * the second-factor challenge) or `?error=&error_description=`.
+ * /login/callback: where social and SSO sign-ins come back with `?code=&state=` (swapped once, with the
+ * PKCE verifier of the sign-in this tab started, for tokens or the second-factor challenge) or
+ * `?error=&error_description=`. A code this tab did not start a sign-in for is never exchanged: it
+ * may be someone else's, sent as a link to sign this browser in to their account.
  */
 export function LoginCallbackPage() {
   const [search] = useSearchParams();
   const [code] = useState(() => search.get('code'));
+  const [state] = useState(() => search.get('state'));
   const failure = search.get('error');
   const navigate = useNavigate();
   const [challenge, setChallenge] = useState<Challenge | null>(null);
   const [restartMessage, setRestartMessage] = useState('');
   const finish = useFinishSignIn('/dashboard');
   const exchange = useMutation({
-    mutationFn: (oneTimeCode: string) => publicApi.sso.exchange.mutate({ code: oneTimeCode }),
+    mutationFn: async (bound: { code: string; verifier: string | null }) => {
+      // Not this tab's sign-in: the code is not sent at all (the server would sign this browser in to its account).
+      if (bound.verifier === null) throw new FormProblem(NOT_THIS_TAB);
+      return publicApi.sso.exchange.mutate({ code: bound.code, code_verifier: bound.verifier });
+    },
     onSuccess: (result) => (isChallenge(result) ? setChallenge(result) : finish(result)),
   });
   const started = useRef(false);
 
   useEffect(() => {
-    // The code works once: never send it twice, and take it out of the address bar and history.
-    if (!code || started.current) return;
+    if (started.current || (!code && !failure)) return;
     started.current = true;
+    // The sign-in this tab started is used once, whatever came back (a code, an error, someone else's code).
+    const verifier = takeVerifier(state);
+    if (!code) return;
+    // The code works once: never send it twice, and take it out of the address bar and history.
     navigate('/login/callback', { replace: true });
-    exchange.mutate(code);
-  }, [code, exchange, navigate]);
+    exchange.mutate({ code, verifier });
+  }, [code, state, failure, exchange, navigate]);
 
   if (challenge) {
     return (
@@ -58,7 +73,7 @@ export function LoginCallbackPage() {
   }
 
   return (
-    <HostedLayout title="Signing you in">
+    <HostedLayout title={exchange.isError ? 'Sign-in not completed' : 'Signing you in'}>
       {exchange.isError ? (
         <>
           <ErrorAlert error={exchange.error} />

@@ -1,12 +1,20 @@
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { tenantApi } from '../../api/client.ts';
+import { Button } from '../../ui/actions/Button.tsx';
+import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Form } from '../../ui/forms/Form.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
+import { boundStartUrl } from './sign-in-binding.ts';
 
-/** The workspace's social providers and enterprise single sign-on; both come back to /login/callback. */
+/**
+ * The workspace's social providers and enterprise single sign-on; both come back to /login/callback,
+ * which finishes only a sign-in this tab started (sign-in-binding.ts).
+ */
 export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
   const [ssoEmail, setSsoEmail] = useState('');
+  const [starting, setStarting] = useState<string | null>(null);
+  const [startError, setStartError] = useState<unknown>(null);
   // Only a whole id is looked up (26 characters after the prefix), not every prefix typed on the way.
   const valid = /^wsp_[0-9a-z]{26}$/.test(workspaceId);
   const providers = useQuery({
@@ -15,11 +23,32 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
     enabled: valid,
     retry: false,
   });
+  useEffect(() => {
+    // Back from the provider through the browser's page cache: the buttons work again.
+    const shown = (event: PageTransitionEvent) => {
+      if (event.persisted) setStarting(null);
+    };
+    window.addEventListener('pageshow', shown);
+    return () => window.removeEventListener('pageshow', shown);
+  }, []);
   if (!valid) return null;
+
+  /** Leaves for the provider with this tab's PKCE challenge and state on the start URL. */
+  const start = (which: string, startUrl: string) => {
+    setStarting(which);
+    setStartError(null);
+    boundStartUrl(startUrl).then(
+      (url) => window.location.assign(url),
+      (error: unknown) => {
+        setStarting(null);
+        setStartError(error);
+      },
+    );
+  };
 
   const startSso = () => {
     const query = new URLSearchParams({ workspace_id: workspaceId, email: ssoEmail.trim() });
-    window.location.assign(`/api/v1/auth/sso/start?${query.toString()}`);
+    start('sso', `/api/v1/auth/sso/start?${query.toString()}`);
   };
 
   return (
@@ -31,16 +60,22 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
         <ul className="provider-list" aria-label="Sign in with another account">
           {providers.data.data.map((p) => (
             <li key={p.provider}>
-              <a className="button button-secondary button-block" href={p.start_url}>
+              <Button
+                className="button-block"
+                busy={starting === p.provider}
+                disabled={starting !== null}
+                onClick={() => start(p.provider, p.start_url)}
+              >
                 Continue with {p.display_name}
-              </a>
+              </Button>
             </li>
           ))}
         </ul>
       ) : null}
+      <ErrorAlert error={startError} />
       <details className="sso">
         <summary>Sign in with your company’s single sign-on</summary>
-        <Form label="Single sign-on" onSubmit={startSso} submitLabel="Continue with SSO" busy={false} error={null}>
+        <Form label="Single sign-on" onSubmit={startSso} submitLabel="Continue with SSO" busy={starting === 'sso'} error={null}>
           <TextField label="Work email" type="email" value={ssoEmail} onChange={setSsoEmail} required autoComplete="email" />
         </Form>
       </details>

@@ -1,0 +1,83 @@
+/**
+ * Binds a social or SSO sign-in to the tab that started it (docs/decisions.md, "The dashboard binds its
+ * social and SSO sign-ins to the tab that started them"). The start sends a PKCE `code_challenge`
+ * (RFC 7636, S256) and a random `state`; the tab keeps the verifier and the state in sessionStorage, and
+ * /login/callback exchanges a code only with the verifier of the sign-in whose state came back with it.
+ * A code this tab did not ask for (an attacker's own, sent as a link: login CSRF) finds no verifier and
+ * is never exchanged.
+ */
+
+import { FormProblem } from '../../api/errors.ts';
+
+/** One sign-in in flight per tab: a new start replaces the previous one. */
+const PENDING_KEY = 'identity.external_sign_in';
+/** The server forgets a sign-in 10 minutes after its start (FLOW_TTL_MS); an older verifier is stale. */
+const PENDING_TTL_MS = 10 * 60 * 1000;
+
+interface PendingSignIn {
+  state: string;
+  verifier: string;
+  startedAt: number;
+}
+
+function base64url(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function randomToken(): string {
+  return base64url(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+/** RFC 7636 §4.2: BASE64URL(SHA-256(verifier)). */
+export async function s256Challenge(verifier: string): Promise<string> {
+  // WebCrypto's digest exists in secure contexts only (https, or localhost).
+  if (!crypto.subtle) throw new FormProblem('This page cannot start a secure sign-in: open it over https.');
+  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+}
+
+/**
+ * The provider's start URL (it may already carry `workspace_id`, `redirect_uri`…) with this tab's
+ * binding added, after remembering the verifier for the callback.
+ */
+export async function boundStartUrl(
+  startUrl: string,
+  storage: Storage = window.sessionStorage,
+  now: number = Date.now(),
+  base: string = window.location.origin,
+): Promise<string> {
+  const pending: PendingSignIn = { state: randomToken(), verifier: randomToken(), startedAt: now };
+  const url = new URL(startUrl, base);
+  url.searchParams.set('code_challenge', await s256Challenge(pending.verifier));
+  url.searchParams.set('code_challenge_method', 'S256');
+  url.searchParams.set('state', pending.state);
+  storage.setItem(PENDING_KEY, JSON.stringify(pending));
+  return url.href;
+}
+
+function isPending(value: unknown): value is PendingSignIn {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.state === 'string' && typeof v.verifier === 'string' && typeof v.startedAt === 'number';
+}
+
+/**
+ * The verifier of the sign-in this tab started, when `state` is the one it came back with and it is
+ * recent; null otherwise. Whatever the answer, the stored sign-in is forgotten: it is used once.
+ */
+export function takeVerifier(state: string | null, storage: Storage = window.sessionStorage, now: number = Date.now()): string | null {
+  const stored = storage.getItem(PENDING_KEY);
+  storage.removeItem(PENDING_KEY);
+  if (stored === null || state === null) return null;
+  let pending: unknown;
+  try {
+    pending = JSON.parse(stored);
+  } catch (error) {
+    console.warn('sign-in: the stored sign-in could not be read', error);
+    return null;
+  }
+  if (!isPending(pending) || pending.state !== state) return null;
+  if (now - pending.startedAt > PENDING_TTL_MS) return null;
+  return pending.verifier;
+}

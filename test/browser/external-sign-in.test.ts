@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureWebBuild } from '../../scripts/web-build.ts';
+import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
+import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
+import { signIn } from '../helpers/auth.ts';
+import { call } from '../helpers/http.ts';
+import { startTestIdp, type TestIdp } from '../helpers/test-idp.ts';
+import { TotpDevice } from './totp-device.ts';
+
+const RUN = randomBytes(3).toString('hex');
+const DOMAIN = `acme-${RUN}.example`;
+const emailOf = (name: string) => `${name}.${RUN}@${DOMAIN}`;
+const NOT_THIS_TAB = 'This sign-in was not started from this browser tab';
+
+/**
+ * The dashboard's own social and SSO sign-in in Chromium, against a real OpenID provider: a sign-in
+ * started from the dashboard's buttons finishes in the tab that started it, and a code that tab did
+ * not ask for (an attacker's own sign-in, sent as a /login/callback link: login CSRF) is never
+ * exchanged.
+ */
+describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in from the dashboard, bound to its tab', () => {
+  let app: TestApp;
+  let idp: TestIdp;
+  let chromium: Chromium;
+  let workspaceId: string;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    await ensureWebBuild();
+    app = await startTestApp();
+    idp = await startTestIdp([
+      { client_id: 'identity-service', client_secret: 'idp-client-secret', redirect_uris: [`${app.url}/api/v1/auth/oauth/oidc/callback`] },
+      { client_id: 'acme-app', client_secret: 'acme-idp-secret', redirect_uris: [`${app.url}/api/v1/auth/sso/oidc/callback`] },
+    ]);
+    const created = await call(app, 'POST', '/platform/v1/workspaces', {
+      token: PLATFORM_TOKEN,
+      body: { name: 'Acme Corp', owner: { email: emailOf('olivia'), password: 'correct horse battery' } },
+    });
+    expect(created.status).toBe(201);
+    workspaceId = created.body.data.workspace.id;
+    apiKey = created.body.data.api_key;
+    const provider = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+      token: apiKey,
+      body: { client_id: 'identity-service', client_secret: 'idp-client-secret', issuer: idp.issuer, display_name: 'Acme ID' },
+    });
+    expect(provider.status).toBe(201);
+
+    // An organization whose IT admin connected the same provider through the Admin Portal.
+    const org = await call(app, 'POST', '/api/v1/organizations', { token: apiKey, body: { name: 'Acme', domains: [DOMAIN] } });
+    expect(org.status).toBe(201);
+    const link = await call(app, 'POST', '/api/v1/organizations/portal-link', {
+      token: apiKey,
+      body: { organization_id: org.body.data.id },
+    });
+    const opened = await call(app, 'GET', new URL(link.body.data.link).pathname + new URL(link.body.data.link).search);
+    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const saved = await call(app, 'POST', '/portal/sso/oidc', {
+      raw: new URLSearchParams({ issuer: idp.issuer, client_id: 'acme-app', client_secret: 'acme-idp-secret' }).toString(),
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(saved.status).toBe(200);
+    chromium = await launchChromium();
+  });
+  afterAll(async () => {
+    await chromium?.close();
+    await idp?.close();
+    await app?.close();
+  });
+
+  /** A fresh tab (its own dashboard session) at the sign-in page, the IdP's session forgotten. */
+  async function signInPage(): Promise<Page> {
+    await chromium.context.clearCookies();
+    const page = await chromium.newPage();
+    await page.goto(`${app.url}/login?workspace=${workspaceId}`);
+    return page;
+  }
+
+  const signedIn = (page: Page) => page.evaluate(() => window.sessionStorage.getItem('identity.refresh_token') !== null);
+  const pending = (page: Page) => page.evaluate(() => window.sessionStorage.getItem('identity.external_sign_in'));
+
+  /** Where a sign-in lands: the dashboard, signed in as `email`. */
+  async function expectSignedInAs(page: Page, email: string) {
+    await page.waitForURL('**/dashboard/**');
+    await page.getByRole('navigation', { name: 'Dashboard', exact: true }).waitFor();
+    await page.locator('.account-email').filter({ hasText: email }).waitFor();
+    expect(await pending(page)).toBeNull();
+  }
+
+  /** The attacker's side: a sign-in to their own account, started against the API; answers the code the app would receive. */
+  async function attackersCode(start: string): Promise<string> {
+    const started = await call(app, 'GET', start);
+    expect(started.status).toBe(302);
+    idp.signInAs({ sub: `mallory-${RUN}`, claims: { email: emailOf('mallory'), email_verified: true } });
+    const callback = await idp.authorize(started.headers.get('location') as string);
+    const back = await call(app, 'GET', `${callback.pathname}${callback.search}`);
+    expect(back.status).toBe(303);
+    const at = new URL(back.headers.get('location') as string);
+    expect(at.pathname).toBe('/login/callback');
+    return at.searchParams.get('code') as string;
+  }
+
+  it('signs in with a social provider from the dashboard’s button, the start bound with PKCE and a state', async () => {
+    const page = await signInPage();
+    const email = emailOf('ada');
+    idp.signInAs({ sub: `ada-${RUN}`, claims: { email, email_verified: true, given_name: 'Ada', family_name: 'Lovelace' } });
+    const start = page.waitForRequest((request) => new URL(request.url()).pathname === '/api/v1/auth/oauth/oidc/start');
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    const params = new URL((await start).url()).searchParams;
+    expect(params.get('workspace_id')).toBe(workspaceId);
+    expect(params.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(params.get('code_challenge_method')).toBe('S256');
+    expect(params.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    await expectSignedInAs(page, email);
+    expect(new URL(page.url()).search).not.toContain('code=');
+    await page.close();
+  });
+
+  it('signs in with the company’s SSO from the dashboard’s form, bound the same way', async () => {
+    const page = await signInPage();
+    const email = emailOf('jane');
+    idp.signInAs({ sub: `jane-${RUN}`, claims: { email, email_verified: true } });
+    const start = page.waitForRequest((request) => new URL(request.url()).pathname === '/api/v1/auth/sso/start');
+    await page.getByText('Sign in with your company’s single sign-on', { exact: true }).click();
+    await page.getByLabel('Work email', { exact: true }).fill(email);
+    await page.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
+    const params = new URL((await start).url()).searchParams;
+    expect(params.get('email')).toBe(email);
+    expect(params.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(params.get('code_challenge_method')).toBe('S256');
+    await expectSignedInAs(page, email);
+    await page.close();
+  });
+
+  it('asks an account with an authenticator app for its code before signing it in', async () => {
+    const email = emailOf('grace');
+    const created = await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email, password: 'a long passphrase' } });
+    expect(created.status).toBe(201);
+    const session = await signIn(app, workspaceId, email, 'a long passphrase');
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
+    const device = new TotpDevice(new URL(enrolled.body.data.otpauth_uri).searchParams.get('secret') as string, app.clock);
+    const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
+      token: session.accessToken,
+      body: { code: device.nextCode() },
+    });
+    expect(confirmed.status).toBe(200);
+
+    const page = await signInPage();
+    idp.signInAs({ sub: `grace-${RUN}`, claims: { email, email_verified: true } });
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Two-step verification', exact: true }).waitFor();
+    expect(new URL(page.url()).search).toBe('');
+    await page.getByLabel('Authentication code', { exact: true }).fill(device.nextCode());
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await expectSignedInAs(page, email);
+    await page.close();
+  });
+
+  it('does not exchange a code the tab did not start a sign-in for: the attacker’s login CSRF link signs nobody in', async () => {
+    // The attacker stops their own sign-in before the redirect and sends the victim the link.
+    const code = await attackersCode(`/api/v1/auth/oauth/oidc/start?workspace_id=${workspaceId}`);
+    const victim = await chromium.newPage();
+    await victim.goto(`${app.url}/login/callback?code=${encodeURIComponent(code)}`);
+    // Whichever comes first: the refusal, or (as before the binding) the attacker's dashboard.
+    await victim
+      .getByRole('alert')
+      .or(victim.getByRole('navigation', { name: 'Dashboard', exact: true }))
+      .waitFor();
+    expect(await signedIn(victim)).toBe(false);
+    expect(await victim.getByRole('alert').textContent()).toContain(NOT_THIS_TAB);
+    await victim.getByRole('link', { name: 'Back to sign-in', exact: true }).waitFor();
+    expect(new URL(victim.url()).search).toBe('');
+    // The page never sent it: the code is still unspent (here the attacker swaps it, for their own account).
+    const unspent = await call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: { code } });
+    expect([unspent.status, unspent.body.data?.user?.email]).toEqual([200, emailOf('mallory')]);
+    await victim.close();
+  });
+
+  it('does not exchange someone else’s code in a tab with a sign-in of its own in flight, and forgets that sign-in', async () => {
+    const victim = await signInPage();
+    // The victim's own sign-in never gets past its start (they never finish it).
+    const isStart = (url: URL) => url.pathname === '/api/v1/auth/oauth/oidc/start';
+    await victim.route(isStart, (route) => route.abort());
+    const leaving = victim.waitForRequest((request) => isStart(new URL(request.url())));
+    await victim.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    await leaving;
+    await victim.goto(`${app.url}/login?workspace=${workspaceId}`);
+    expect(await pending(victim)).not.toBeNull();
+
+    // The attacker's code, from an SSO sign-in bound with their own challenge and state.
+    const challenge = randomBytes(32).toString('base64url').slice(0, 43);
+    const code = await attackersCode(
+      `/api/v1/auth/sso/start?workspace_id=${workspaceId}&email=${emailOf('mallory')}&code_challenge=${challenge}&state=theirs`,
+    );
+    await victim.goto(`${app.url}/login/callback?code=${encodeURIComponent(code)}&state=theirs`);
+    await victim.getByRole('alert').filter({ hasText: NOT_THIS_TAB }).waitFor();
+    expect(await signedIn(victim)).toBe(false);
+    expect(await pending(victim)).toBeNull();
+    // Not spent by the page: the wrong verifier is the attacker's only way to spend it.
+    const spent = await call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: { code, code_verifier: 'x'.repeat(43) } });
+    expect(spent.body.error.message).toContain('does not match');
+    await victim.close();
+  });
+
+  it('still shows the provider’s refusal, and says so when nothing came back', async () => {
+    const page = await chromium.newPage();
+    await page.goto(`${app.url}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
+    await page.getByRole('alert').filter({ hasText: 'You cancelled the sign-in.' }).waitFor();
+    await page.goto(`${app.url}/login/callback`);
+    await page.getByRole('alert').filter({ hasText: 'no sign-in came back to it' }).waitFor();
+    expect(chromium.problems).toEqual([]);
+    await page.close();
+  });
+});
