@@ -75,13 +75,13 @@ describe('envelope and request ids', () => {
   it('answers a method a known REST path does not take 405 with Allow, in the envelope; an unknown path stays 404', async () => {
     const collection = await call(app, 'PUT', '/api/v1/users', { token: ws.apiKey, body: {} });
     expectError(collection, 405, 'BAD_REQUEST');
-    expect(collection.headers.get('allow')).toBe('GET, POST, HEAD');
+    expect(collection.headers.get('allow')).toBe('GET, POST, HEAD, OPTIONS');
     const item = await call(app, 'POST', `/api/v1/users/${ws.owner.id}`);
     expectError(item, 405, 'BAD_REQUEST');
-    expect(item.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH']);
+    expect(item.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH']);
     const login = await call(app, 'GET', '/api/v1/auth/login');
     expectError(login, 405, 'BAD_REQUEST');
-    expect(login.headers.get('allow')).toBe('POST');
+    expect(login.headers.get('allow')).toBe('POST, OPTIONS');
     expectError(await call(app, 'DELETE', '/api/v1/audit/events/', { token: ws.apiKey }), 405, 'BAD_REQUEST');
     expectError(await call(app, 'PUT', '/api/v1/no-such-thing'), 404, 'NOT_FOUND');
     // An item without a read endpoint is not there to read, whatever its id: 404, not 405.
