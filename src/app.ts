@@ -69,7 +69,7 @@ export function buildApp(deps: AppDeps): Express {
     createExpressMiddleware({
       router: appRouter,
       createContext: ({ req }) => createContext(deps, req),
-      responseMeta: trpcResponseMeta,
+      responseMeta: trpcResponseMeta(deps.config.BASE_URL),
       maxBatchSize: TRPC_MAX_BATCH_SIZE,
     }),
   );

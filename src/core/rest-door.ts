@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
 import { appRouter } from '../router.ts';
 import { createContext, type AppDeps, type Context } from './context.ts';
-import { sendData, sendError } from './envelope.ts';
+import { challengeHeaders, sendData, sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { toAppError, unknownFieldProblem } from './error-normalize.ts';
 import { getRequestInfo } from './request-info.ts';
@@ -227,7 +227,7 @@ export function restDoor(deps: AppDeps): RequestHandler {
     } catch (error) {
       const { appError, internal } = toAppError(error);
       if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, path: req.path, error });
-      sendError(res, appError);
+      sendError(res, appError, challengeHeaders(appError, deps.config.BASE_URL));
     }
   };
 }
