@@ -4,6 +4,7 @@ import type { AppDeps } from './core/context.ts';
 import { createContext } from './core/context.ts';
 import { trpcResponseMeta } from './core/envelope.ts';
 import { restDoor, restMethodNotAllowed } from './core/rest-door.ts';
+import { restCors } from './core/cors.ts';
 import { TRPC_MAX_BATCH_SIZE } from './core/trpc-batch.ts';
 import { healthRoutes } from './core/health.ts';
 import {
@@ -44,6 +45,8 @@ export function buildApp(deps: AppDeps): Express {
   app.use(requestContext);
   app.use(securityHeaders);
   app.get('/metrics', deps.metrics.handler(deps.config.METRICS_TOKEN));
+  // Before the limit: every REST answer, a 429 too, carries CORS; a preflight is not counted.
+  app.use(restCors(deps));
   app.use(globalRateLimit(deps));
 
   const openApiDocument = buildOpenApiDocument(deps.config.BASE_URL);
@@ -66,7 +69,7 @@ export function buildApp(deps: AppDeps): Express {
     createExpressMiddleware({
       router: appRouter,
       createContext: ({ req }) => createContext(deps, req),
-      responseMeta: trpcResponseMeta,
+      responseMeta: trpcResponseMeta(deps.config.BASE_URL),
       maxBatchSize: TRPC_MAX_BATCH_SIZE,
     }),
   );

@@ -18,6 +18,35 @@ function isDnsServer(entry: string): boolean {
   return port === undefined || (Number(port) >= 1 && Number(port) <= 65535);
 }
 
+/**
+ * `CORS_ALLOWED_ORIGINS`: `*`, or exact origins (`https://app.example.com`, `http://localhost:5173`),
+ * each as a browser sends it in `Origin` (scheme and host in lower case, no default port, no path).
+ */
+export type CorsOrigins = '*' | ReadonlySet<string>;
+
+function parseCorsOrigins(value: string, ctx: z.RefinementCtx): CorsOrigins {
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  if (entries.includes('*')) {
+    if (entries.length > 1) ctx.addIssue({ code: 'custom', message: '* allows every origin and cannot be listed with others' });
+    return '*';
+  }
+  const origins = new Set<string>();
+  for (const entry of entries) {
+    const url = URL.parse(entry);
+    const exact = url !== null && /^https?:$/.test(url.protocol) && url.origin === entry.replace(/\/$/, '');
+    if (exact) origins.add(url.origin);
+    else
+      ctx.addIssue({
+        code: 'custom',
+        message: `${entry} is not an origin: write scheme://host[:port] in lower case, without a path or the default port`,
+      });
+  }
+  return origins;
+}
+
 const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -37,6 +66,8 @@ const configSchema = z.object({
   PLATFORM_API_TOKEN: z.string().min(1).max(500).optional(),
   /** Bearer token for `GET /metrics`; unset, the route does not exist. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Browser origins that may call `/api/v1` (CORS); unset, none but the service's own. */
+  CORS_ALLOWED_ORIGINS: z.string().transform(parseCorsOrigins).optional(),
   BOOTSTRAP_WORKSPACE_NAME: z.string().min(1).max(200).default('Default workspace'),
   BOOTSTRAP_OWNER_EMAIL: z.email().default('owner@example.com'),
   BOOTSTRAP_OWNER_PASSWORD: z.string().min(8).max(128).optional(),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../src/modules/audit/audit.entity.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { signIn } from './helpers/auth.ts';
-import { call, graphql, trpc } from './helpers/http.ts';
+import { call, graphql, trpc, type ApiResponse } from './helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
 
 /** The envelope and X-Request-ID on every kind of answer, through REST; the same codes on tRPC and GraphQL. */
@@ -75,19 +75,76 @@ describe('envelope and request ids', () => {
   it('answers a method a known REST path does not take 405 with Allow, in the envelope; an unknown path stays 404', async () => {
     const collection = await call(app, 'PUT', '/api/v1/users', { token: ws.apiKey, body: {} });
     expectError(collection, 405, 'BAD_REQUEST');
-    expect(collection.headers.get('allow')).toBe('GET, POST, HEAD');
+    expect(collection.headers.get('allow')).toBe('GET, POST, HEAD, OPTIONS');
     const item = await call(app, 'POST', `/api/v1/users/${ws.owner.id}`);
     expectError(item, 405, 'BAD_REQUEST');
-    expect(item.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH']);
+    expect(item.headers.get('allow')?.split(', ').sort()).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH']);
     const login = await call(app, 'GET', '/api/v1/auth/login');
     expectError(login, 405, 'BAD_REQUEST');
-    expect(login.headers.get('allow')).toBe('POST');
+    expect(login.headers.get('allow')).toBe('POST, OPTIONS');
     expectError(await call(app, 'DELETE', '/api/v1/audit/events/', { token: ws.apiKey }), 405, 'BAD_REQUEST');
     expectError(await call(app, 'PUT', '/api/v1/no-such-thing'), 404, 'NOT_FOUND');
     // An item without a read endpoint is not there to read, whatever its id: 404, not 405.
     const key = await call(app, 'POST', '/api/v1/api-keys', { token: ws.apiKey, body: { name: 'Reader' } });
     expectError(await call(app, 'GET', `/api/v1/api-keys/${key.body.data.id}`, { token: ws.apiKey }), 404, 'NOT_FOUND');
     expectError(await call(app, 'PUT', `/api/v1/api-keys/${key.body.data.id}`, { token: ws.apiKey, body: {} }), 405, 'BAD_REQUEST');
+  });
+
+  it('challenges a 401 of the bearer credential with WWW-Authenticate (RFC 6750), and no other 401', async () => {
+    const realm = `Bearer realm="${app.url}"`;
+    const challenged: [string, Promise<ApiResponse<any>>, string, string][] = [
+      ['no credential', call(app, 'GET', '/api/v1/users'), 'UNAUTHORIZED', realm],
+      ['another scheme', call(app, 'GET', '/api/v1/users', { headers: { authorization: `Basic ${btoa('a:b')}` } }), 'UNAUTHORIZED', realm],
+      ['unknown API key', call(app, 'GET', '/api/v1/users', { token: 'sk_nope' }), 'INVALID_TOKEN', `${realm}, error="invalid_token"`],
+      [
+        'forged JWT',
+        call(app, 'GET', '/api/v1/auth/me', { token: 'eyJhbGciOiJub25lIn0.e30.' }),
+        'INVALID_TOKEN',
+        `${realm}, error="invalid_token"`,
+      ],
+      [
+        'wrong platform token',
+        call(app, 'POST', '/platform/v1/workspaces', { token: 'not-the-platform-token', body: {} }),
+        'INVALID_TOKEN',
+        `${realm}, error="invalid_token"`,
+      ],
+    ];
+    for (const [label, answer, code, challenge] of challenged) {
+      const res = await answer;
+      expect([res.status, res.body.error.code, res.headers.get('www-authenticate')], label).toEqual([401, code, challenge]);
+    }
+    // A token whose session has ended: the credential is refused, so the challenge says so.
+    const session = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
+    expect((await call(app, 'POST', '/api/v1/auth/logout', { token: session.accessToken, body: {} })).status).toBe(200);
+    const ended = await call(app, 'GET', '/api/v1/auth/me', { token: session.accessToken });
+    expect([ended.status, ended.headers.get('www-authenticate')]).toEqual([401, `${realm}, error="invalid_token"`]);
+    // tRPC's answer carries it too.
+    const viaTrpc = await trpc(app, 'query', 'users.list', {});
+    expect([viaTrpc.status, viaTrpc.headers.get('www-authenticate')]).toEqual([401, realm]);
+
+    // What fails in a body (a password, a refresh token, a reset link) is no bearer failure: no challenge.
+    const tenant = { 'x-tenant-id': ws.id };
+    const unchallenged: [string, Promise<ApiResponse<any>>, string][] = [
+      [
+        'wrong password',
+        call(app, 'POST', '/api/v1/auth/login', { headers: tenant, body: { email: ws.owner.email, password: 'not the passphrase' } }),
+        'INVALID_CREDENTIALS',
+      ],
+      [
+        'unknown refresh token',
+        call(app, 'POST', '/api/v1/auth/refresh', { token: ws.apiKey, body: { refresh_token: 'rt_nope' } }),
+        'INVALID_TOKEN',
+      ],
+      [
+        'unknown reset link',
+        call(app, 'POST', '/api/v1/auth/password/reset', { headers: tenant, body: { token: 'nope', password: 'a long new password' } }),
+        'INVALID_TOKEN',
+      ],
+    ];
+    for (const [label, answer, code] of unchallenged) {
+      const res = await answer;
+      expect([res.status, res.body.error.code, res.headers.get('www-authenticate')], label).toEqual([401, code, null]);
+    }
   });
 
   it('answers malformed JSON 400 BAD_REQUEST', async () => {

@@ -19,9 +19,13 @@ const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
 /** Reads `Authorization: Bearer …`; missing or malformed is UNAUTHORIZED. */
 export function bearerToken(authorization: string | null): string {
-  if (!authorization) throw new AppError('UNAUTHORIZED', 'Send a credential: Authorization: Bearer <token or API key>');
+  if (!authorization) {
+    throw new AppError('UNAUTHORIZED', 'Send a credential: Authorization: Bearer <token or API key>', { challenge: 'bearer' });
+  }
   const match = BEARER.exec(authorization);
-  if (!match?.[1]) throw new AppError('UNAUTHORIZED', 'The Authorization header must be "Bearer <token or API key>"');
+  if (!match?.[1]) {
+    throw new AppError('UNAUTHORIZED', 'The Authorization header must be "Bearer <token or API key>"', { challenge: 'bearer' });
+  }
   return match[1];
 }
 
@@ -84,7 +88,7 @@ const lookups = perOwner((deps: AppDeps): CredentialLookups => ({
 
 async function apiKeyPrincipal(deps: AppDeps, secret: string): Promise<Principal> {
   const key = await lookups(deps).apiKeys.load(sha256(secret));
-  if (!key) throw new AppError('INVALID_TOKEN', 'The API key is invalid or has been revoked');
+  if (!key) throw new AppError('INVALID_TOKEN', 'The API key is invalid or has been revoked', { challenge: 'bearer' });
   return { type: 'api_key', id: key.id, workspaceId: key.workspace_id, grants: ['*'] };
 }
 
@@ -100,7 +104,7 @@ async function accessTokenPrincipal(deps: AppDeps, token: string): Promise<Princ
   );
   const live = await lookups(deps).sessions.load(claims.sid);
   if (!live || live.user_id !== claims.sub || live.workspace_id !== claims.tid) {
-    throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
+    throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { challenge: 'bearer' });
   }
   return {
     type: 'user',

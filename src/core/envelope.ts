@@ -18,10 +18,26 @@ export function errorEnvelope(requestId: string, error: AppError): ErrorEnvelope
   };
 }
 
-/** Any error, in the envelope, with its status and headers (Retry-After …). */
-export function sendError(res: Response, error: AppError): void {
+/**
+ * RFC 6750 §3's challenge, for a 401 about the bearer credential itself (`challenge: 'bearer'`): no
+ * credential (or not a Bearer one) is `Bearer realm="…"` alone, a bad, expired or revoked one adds
+ * `error="invalid_token"`. The realm is BASE_URL, the issuer, as the token endpoint's `Basic` one is.
+ * Other 401s (a wrong password or code, a refresh token, reset link or mfa_token in a body) carry none:
+ * the Authorization header is not what failed, and a client that meets `invalid_token` refreshes.
+ */
+export function challengeHeaders(error: AppError, realm: string): Record<string, string> {
+  if (error.challenge !== 'bearer' || error.status !== 401) return {};
+  const code = error.appCode === 'INVALID_TOKEN' ? ', error="invalid_token"' : '';
+  return { 'WWW-Authenticate': `Bearer realm="${realm}"${code}` };
+}
+
+/** Any error, in the envelope, with its status and headers (Retry-After …), and `extra` ones. */
+export function sendError(res: Response, error: AppError, extra: Record<string, string> = {}): void {
   const { requestId } = getRequestInfo(res.req);
-  res.status(error.status).set(error.headers).json(errorEnvelope(requestId, error));
+  res
+    .status(error.status)
+    .set({ ...error.headers, ...extra })
+    .json(errorEnvelope(requestId, error));
 }
 
 /** An error on /graphql answered before Yoga runs, in GraphQL's shape with the code every door uses. */
@@ -70,14 +86,17 @@ export function sendData(res: Response, status: number, body: unknown): void {
 }
 
 /**
- * Status and headers of a tRPC-door answer: errors by their AppError. A request tRPC refuses before
- * any call runs (a batch over the cap, an `input` that is not JSON) gets a JSON body but no
- * Content-Type from tRPC (text/plain); it is set here. A streamed answer (`eagerGeneration`) keeps its own.
+ * Status and headers of a tRPC-door answer: errors by their AppError, a bearer failure with its
+ * challenge in `realm` (challengeHeaders). A request tRPC refuses before any call runs (a batch over
+ * the cap, an `input` that is not JSON) gets a JSON body but no Content-Type from tRPC (text/plain);
+ * it is set here. A streamed answer (`eagerGeneration`) keeps its own.
  */
-export function trpcResponseMeta(opts: { errors: readonly unknown[]; eagerGeneration?: boolean }) {
-  const [first] = opts.errors;
-  if (first === undefined) return {};
-  const { appError } = toAppError(first);
-  const contentType = opts.eagerGeneration ? {} : { 'content-type': 'application/json' };
-  return { status: appError.status, headers: { ...contentType, ...appError.headers } };
+export function trpcResponseMeta(realm: string) {
+  return (opts: { errors: readonly unknown[]; eagerGeneration?: boolean }) => {
+    const [first] = opts.errors;
+    if (first === undefined) return {};
+    const { appError } = toAppError(first);
+    const contentType = opts.eagerGeneration ? {} : { 'content-type': 'application/json' };
+    return { status: appError.status, headers: { ...contentType, ...appError.headers, ...challengeHeaders(appError, realm) } };
+  };
 }

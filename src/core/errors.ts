@@ -42,6 +42,12 @@ export interface AppErrorOptions {
   /** Internal cause: logged, never shown. */
   cause?: unknown;
   /**
+   * `bearer`: a 401 for the `Authorization: Bearer` credential itself (missing, malformed, or bad),
+   * which the REST and tRPC doors answer with RFC 6750's `WWW-Authenticate` (envelope.ts). Not set for
+   * a refresh token, reset link, code or password sent in a body: no challenge to meet there.
+   */
+  challenge?: 'bearer';
+  /**
    * Commit what the request wrote before failing (a failed sign-in's audit row and lockout counter,
    * the session ended by refresh-token reuse). Without it a failed mutation writes nothing.
    */
@@ -58,6 +64,7 @@ export class AppError extends TRPCError {
   readonly details: FieldProblem[] | undefined;
   readonly headers: Record<string, string>;
   readonly keepChanges: boolean;
+  readonly challenge: 'bearer' | undefined;
 
   constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
     super({ code: TABLE[code].trpc, message, cause: options.cause });
@@ -67,6 +74,7 @@ export class AppError extends TRPCError {
     this.details = options.details;
     this.headers = options.headers ?? {};
     this.keepChanges = options.keepChanges ?? false;
+    this.challenge = options.challenge;
   }
 }
 

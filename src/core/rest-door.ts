@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
 import { appRouter } from '../router.ts';
 import { createContext, type AppDeps, type Context } from './context.ts';
-import { sendData, sendError } from './envelope.ts';
+import { challengeHeaders, sendData, sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { toAppError, unknownFieldProblem } from './error-normalize.ts';
 import { getRequestInfo } from './request-info.ts';
@@ -138,8 +138,37 @@ function bodyInput(req: Request, members: Set<string> | null): Record<string, un
 }
 
 /** Whether `path` (normalised, as the door matches it) is a REST path: the door answers only those. */
-function isRestPath(path: string): boolean {
+export function isRestPath(path: string): boolean {
   return path.startsWith('/api/v1/') || path.startsWith('/platform/v1/');
+}
+
+/** The door's routes whose template matches `path` (a REST path); none for a path the door does not know. */
+function routesAt(deps: AppDeps, table: Route[], requestPath: string): Route[] {
+  if (!isRestPath(requestPath)) return [];
+  if (!deps.config.PLATFORM_API_TOKEN && requestPath.startsWith('/platform/v1/')) return [];
+  const path = normalizePath(requestPath);
+  const lowerPath = path.toLowerCase();
+  return table.filter((r) => lowerPath.startsWith(r.prefix) && r.pattern.test(path));
+}
+
+/** What `Allow` says of a path: its routes' methods, HEAD with GET, and OPTIONS (core/cors.ts answers it). */
+function allowOf(matching: Route[]): string {
+  const methods = new Set(matching.map((r) => r.method));
+  if (methods.has('GET')) methods.add('HEAD');
+  methods.add('OPTIONS');
+  return [...methods].join(', ');
+}
+
+/**
+ * `Allow` of a REST path, or null for a path the door does not know (and for the platform API when
+ * PLATFORM_API_TOKEN is unset): what an OPTIONS request and a CORS preflight are told (core/cors.ts).
+ */
+export function restAllow(deps: AppDeps): (path: string) => string | null {
+  const table = routes();
+  return (path) => {
+    const matching = routesAt(deps, table, path);
+    return matching.length === 0 ? null : allowOf(matching);
+  };
 }
 
 /**
@@ -151,23 +180,17 @@ function isRestPath(path: string): boolean {
 export function restMethodNotAllowed(deps: AppDeps): RequestHandler {
   const table = routes();
   return (req, res, next) => {
-    if (!isRestPath(req.path)) return next();
-    if (!deps.config.PLATFORM_API_TOKEN && req.path.startsWith('/platform/v1/')) return next();
-    const path = normalizePath(req.path);
-    const lowerPath = path.toLowerCase();
-    const matching = table.filter((r) => lowerPath.startsWith(r.prefix) && r.pattern.test(path));
+    const matching = routesAt(deps, table, req.path);
     if (matching.length === 0) return next();
     // Reading an item that has no read endpoint (`GET /api/v1/api-keys/{id}`) answers as a missing item
     // does, 404: a client checking that a deleted key is gone is told so.
     if ((req.method === 'GET' || req.method === 'HEAD') && matching.every((r) => r.template.includes('{'))) return next();
-    const methods = new Set(matching.map((r) => r.method));
-    if (methods.has('GET')) methods.add('HEAD');
-    const allowed = [...methods];
+    const allowed = allowOf(matching);
     sendError(
       res,
-      new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed.join(', ')}`, {
+      new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
         status: 405,
-        headers: { Allow: allowed.join(', ') },
+        headers: { Allow: allowed },
       }),
     );
   };
@@ -204,7 +227,7 @@ export function restDoor(deps: AppDeps): RequestHandler {
     } catch (error) {
       const { appError, internal } = toAppError(error);
       if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, path: req.path, error });
-      sendError(res, appError);
+      sendError(res, appError, challengeHeaders(appError, deps.config.BASE_URL));
     }
   };
 }

@@ -275,7 +275,8 @@ export const platformProcedure = base
     const expected = ctx.deps.config.PLATFORM_API_TOKEN;
     if (!expected) throw new AppError('NOT_FOUND', 'No such route');
     const presented = bearerToken(ctx.authorization);
-    if (!constantTimeEqual(presented, expected)) throw new AppError('INVALID_TOKEN', 'The platform token is invalid');
+    if (!constantTimeEqual(presented, expected))
+      throw new AppError('INVALID_TOKEN', 'The platform token is invalid', { challenge: 'bearer' });
     return next();
   })
   .use(lastSteps);

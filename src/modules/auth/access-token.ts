@@ -71,7 +71,7 @@ export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string
     );
     const { sub, tid, sid, roles } = payload as Partial<AccessClaims>;
     if (typeof sub !== 'string' || typeof tid !== 'string' || typeof sid !== 'string' || !Array.isArray(roles)) {
-      throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked');
+      throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { challenge: 'bearer' });
     }
     const claims = { sub, tid, sid, roles };
     verified.set(token, claims, (payload.exp as number) * 1000);
@@ -79,7 +79,7 @@ export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string
   } catch (error) {
     if (error instanceof AppError) throw error;
     if (error instanceof errors.JOSEError) {
-      throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { cause: error });
+      throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { cause: error, challenge: 'bearer' });
     }
     throw error;
   }

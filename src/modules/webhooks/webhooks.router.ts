@@ -94,6 +94,7 @@ export const webhooksRouter = router({
       openapi: { method: 'POST', path: '/api/v1/webhooks/{id}/test', tags, summary: 'Send a test event', protect: true },
       successStatus: 201,
       audit: 'webhook.test',
+      conflict: 'The endpoint is disabled',
     })
     .input(endpointIdInput)
     .output(deliveryOutput)
@@ -121,6 +122,7 @@ export const webhooksRouter = router({
         protect: true,
       },
       audit: 'webhook.redeliver',
+      conflict: 'The endpoint is disabled, or this delivery is being sent right now',
     })
     .input(endpointIdInput)
     .output(deliveryOutput)

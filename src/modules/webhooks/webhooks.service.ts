@@ -156,9 +156,20 @@ async function deliveryViews(em: EntityManager, deliveries: WebhookDelivery[]): 
   }));
 }
 
+/**
+ * The dispatcher sends nothing to a disabled endpoint, so a test event or a redelivery asked of one
+ * would wait, unsaid, until it is enabled: it is refused instead, and nothing is written.
+ */
+function requireEnabled(endpoint: WebhookEndpoint): void {
+  if (!endpoint.enabled) {
+    throw new AppError('CONFLICT', `The endpoint ${endpoint.id} is disabled; enable it first (PATCH it with "enabled": true)`);
+  }
+}
+
 /** `POST /webhooks/{id}/test`: a `webhook.test` delivery to this endpoint, sent like any other. */
 export async function sendTestEvent(scope: AuditScope, id: string, now: Date): Promise<DeliveryView> {
   const endpoint = await findEndpoint(scope.em, id);
+  requireEnabled(endpoint);
   const delivery = Object.assign(new WebhookDelivery(), {
     id: newId('dlv'),
     workspaceId: scope.workspaceId,
@@ -187,10 +198,20 @@ export async function listDeliveries(em: EntityManager, id: string, query: PageQ
   return toPage(await deliveryViews(em, rows), total, query);
 }
 
-/** Sends a delivery again, as soon as possible, with its original `webhook-id`; a new backoff schedule. */
+/**
+ * Sends a delivery again, as soon as possible, with its original `webhook-id`; a new backoff schedule.
+ * Refused (409) while the endpoint is disabled, and while an attempt of this delivery is in flight (its
+ * lease runs): clearing the lease then let the dispatcher send it a second time at once, and the first
+ * attempt's outcome overwrote the new schedule. The row is read FOR UPDATE: a claim that leased it
+ * first is seen here, and a claim after this waits (skips it) until the redelivery is committed.
+ */
 export async function redeliver(scope: AuditScope, id: string, now: Date): Promise<DeliveryView> {
-  const delivery = isId('dlv', id) ? await scope.em.findOne(WebhookDelivery, { id }) : null;
+  const delivery = isId('dlv', id) ? await scope.em.findOne(WebhookDelivery, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE }) : null;
   if (!delivery) throw new AppError('NOT_FOUND', 'No such delivery');
+  requireEnabled(await findEndpoint(scope.em, delivery.endpointId));
+  if (delivery.leaseUntil && delivery.leaseUntil > now) {
+    throw new AppError('CONFLICT', 'This delivery is being sent right now; redeliver it once that attempt has ended (seconds at most)');
+  }
   Object.assign(delivery, { status: 'pending', scheduledAttempts: 0, nextAttemptAt: now, leaseUntil: null, updatedAt: now });
   recordAudit(scope, {
     eventType: 'webhook.redeliver',

@@ -458,6 +458,68 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     expect(sent).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 
+  it('refuses a test event and a redelivery to a disabled endpoint 409 CONFLICT, writing nothing', async () => {
+    const created = await endpoint({ event_types: ['webhook.test'] });
+    receiver.received.length = 0;
+    receiver.state.status = 200;
+    expect((await call(app, 'POST', `/api/v1/webhooks/${created.id}/test`, { token: ws.apiKey })).status).toBe(201);
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(1);
+    const deliveries = () => call(app, 'GET', `/api/v1/webhooks/${created.id}/deliveries`, { token: ws.apiKey });
+    const sent = (await deliveries()).body.data[0];
+    expect(sent).toMatchObject({ status: 'succeeded', attempts: 1 });
+
+    await call(app, 'PATCH', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey, body: { enabled: false } });
+    const test = await call(app, 'POST', `/api/v1/webhooks/${created.id}/test`, { token: ws.apiKey });
+    expect([test.status, test.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect(test.body.error.message).toContain('disabled; enable it first');
+    const again = await call(app, 'POST', `/api/v1/webhooks/deliveries/${sent.id}/redeliver`, { token: ws.apiKey });
+    expect([again.status, again.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect(again.body.error.message).toContain('disabled; enable it first');
+    await app.deps.webhooks.tick();
+    const after = await deliveries();
+    expect(after.body.data).toEqual([expect.objectContaining({ id: sent.id, status: 'succeeded', attempts: 1, next_attempt_at: null })]);
+
+    await call(app, 'PATCH', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey, body: { enabled: true } });
+    expect((await call(app, 'POST', `/api/v1/webhooks/deliveries/${sent.id}/redeliver`, { token: ws.apiKey })).status).toBe(200);
+    await app.deps.webhooks.tick();
+    expect(receiver.received).toHaveLength(2);
+    await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
+  });
+
+  it('refuses to redeliver a delivery while its attempt is in flight, so it is never sent twice at once', async () => {
+    const { url: slowUrl, held, answerAll, close: closeSlow } = await startHoldingReceiver();
+    const slow = await endpoint({ url: slowUrl, event_types: ['webhook.test'] });
+    // Far ahead, so that only this app's dispatcher finds the delivery due (see below).
+    app.clock.advance(400 * 24 * 60 * 60 * 1000);
+    try {
+      const test = await call(app, 'POST', `/api/v1/webhooks/${slow.id}/test`, { token: ws.apiKey });
+      expect(test.status).toBe(201);
+      await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 8_000 });
+
+      const during = await call(app, 'POST', `/api/v1/webhooks/deliveries/${test.body.data.id}/redeliver`, { token: ws.apiKey });
+      expect([during.status, during.body.error?.code]).toEqual([409, 'CONFLICT']);
+      expect(during.body.error.message).toContain('being sent right now');
+      app.deps.webhooks.kick();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(held).toHaveLength(1);
+
+      answerAll();
+      await app.deps.webhooks.tick();
+      const after = await call(app, 'POST', `/api/v1/webhooks/deliveries/${test.body.data.id}/redeliver`, { token: ws.apiKey });
+      expect(after.status).toBe(200);
+      await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 8_000 });
+      answerAll();
+      await app.deps.webhooks.tick();
+      const deliveries = await call(app, 'GET', `/api/v1/webhooks/${slow.id}/deliveries`, { token: ws.apiKey });
+      expect(deliveries.body.data).toEqual([expect.objectContaining({ status: 'succeeded', attempts: 2 })]);
+    } finally {
+      await closeSlow();
+      app.clock.set(new Date());
+      await call(app, 'DELETE', `/api/v1/webhooks/${slow.id}`, { token: ws.apiKey });
+    }
+  });
+
   it('gives up after the last retry: failed', async () => {
     const created = await endpoint({ event_types: ['webhook.test'] });
     receiver.state.status = 503;
