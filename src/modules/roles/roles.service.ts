@@ -13,6 +13,7 @@ import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView, UpdateRoleInput, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
+import { uniqueViolationNaming } from '../../core/unique-conflicts.ts';
 import { takenConflict } from '../../core/conflicts.ts';
 
 export function toRoleView(role: Role): RoleView {
@@ -71,8 +72,10 @@ function slug(name: string): string {
 
 export async function createRole(scope: AuditScope, input: CreateRoleInput, now: Date): Promise<RoleView> {
   const key = input.key ?? slug(input.name);
+  // The member the caller sent: a key made from the name is taken because of the name.
+  const sent = input.key === undefined ? 'name' : 'key';
   if (key in BUILTIN_ROLES || (await scope.em.count(Role, { key })) > 0) {
-    throw takenConflict(input.key === undefined ? 'name' : 'key', `A role with the key "${key}" already exists`);
+    throw takenConflict(sent, `A role with the key "${key}" already exists`);
   }
   const role = Object.assign(new Role(), {
     id: newId('rol'),
@@ -86,6 +89,12 @@ export async function createRole(scope: AuditScope, input: CreateRoleInput, now:
   });
   scope.em.persist(role);
   recordAudit(scope, { eventType: 'role.create', target: { type: 'role', id: role.id }, details: { key, permissions: role.permissions } });
+  // Flushed here, so a create that lost a race past the check above names the member it sent too.
+  try {
+    await scope.em.flush();
+  } catch (error) {
+    throw uniqueViolationNaming(error, 'roles_workspace_id_key_unique', sent) ?? error;
+  }
   return toRoleView(role);
 }
 
