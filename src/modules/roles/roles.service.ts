@@ -254,12 +254,17 @@ export async function assignRole(
   return toAssignmentView(assignment, role);
 }
 
-export async function revokeRole(scope: AuditScope, principal: Principal, input: { user_id: string; role_id: string }) {
+/**
+ * Takes a role from a user who holds it. An assignment that has expired grants nothing any more, so
+ * it is answered as a role the user never had: 404, nothing revoked and no `role.revoked` event.
+ */
+export async function revokeRole(scope: AuditScope, principal: Principal, input: { user_id: string; role_id: string }, now: Date) {
   const user = await findUser(scope.em, input.user_id);
   const role = await findRole(scope.em, input.role_id);
   const ownerRole = role.builtin && role.key === 'owner';
   if (ownerRole) await lockOwnerRole(scope.em, role);
-  const assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
+  const found = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
+  const assignment = found && (found.expiresAt === null || found.expiresAt > now) ? found : null;
   // The last owner answers 409 whoever asks (the CONTRACT's rule), as deletion and deactivation do
   // (guardOwner); only then is a caller refused who could not grant the role (an owner for owner).
   if (ownerRole && assignment && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
