@@ -263,6 +263,53 @@ describe('envelope and request ids', () => {
     expect(bodiless.body.error.details).toEqual([{ path: 'secret', message: 'is not a known field' }]);
   });
 
+  it('refuses a body member named as a path parameter (400, named in details) instead of ignoring it', async () => {
+    const user = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: 'path-param@example.com', password: 'long enough pass', name: 'Before' },
+    });
+    const other = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: 'path-param-other@example.com', password: 'long enough pass', name: 'Other' },
+    });
+    const group = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Path params' } });
+    const org = await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: 'Path Params Inc' } });
+    const userId = user.body.data.id as string;
+    const calls: [string, string, Record<string, unknown>, string[]][] = [
+      ['PATCH', `/api/v1/users/${userId}`, { id: other.body.data.id, name: 'After' }, ['id']],
+      // The same id again is refused too: the path alone names the resource.
+      ['PATCH', `/api/v1/users/${userId}`, { id: userId, name: 'After' }, ['id']],
+      ['PATCH', `/api/v1/groups/${group.body.data.id}`, { id: 'grp_00000000000000000000000000', name: 'Renamed' }, ['id']],
+      ['PATCH', `/api/v1/organizations/${org.body.data.id}`, { id: org.body.data.id, name: 'Renamed Inc' }, ['id']],
+      ['PATCH', '/api/v1/roles/rol_00000000000000000000000000', { id: 'x', name: 'Renamed' }, ['id']],
+      ['PATCH', '/api/v1/applications/app_00000000000000000000000000', { id: 'x', name: 'Renamed' }, ['id']],
+      ['PATCH', '/api/v1/webhooks/whk_00000000000000000000000000', { id: 'x', enabled: false }, ['id']],
+      ['PATCH', '/api/v1/idp-attributes/locale', { key: 'email', enabled: true }, ['key']],
+      ['POST', `/api/v1/groups/${group.body.data.id}/members`, { id: 'grp_00000000000000000000000000', user_id: userId }, ['id']],
+      // An input that is only the path's id (a loose schema) names it too, next to another unknown member.
+      ['POST', '/api/v1/applications/app_00000000000000000000000000/rotate-secret', { id: 'x', secret: 'mine' }, ['id', 'secret']],
+    ];
+    for (const [method, path, body, fields] of calls) {
+      const res = await call(app, method, path, { token: ws.apiKey, body });
+      expectError(res, 400, 'BAD_REQUEST');
+      expect(res.body.error.details, `${method} ${path}`).toEqual(
+        fields.map((field) => ({ path: field, message: 'is not a known field' })),
+      );
+    }
+    // Nothing was changed by the refused calls.
+    const after = await call(app, 'GET', `/api/v1/users/${userId}`, { token: ws.apiKey });
+    expect(after.body.data.name).toBe('Before');
+    const members = await call(app, 'GET', `/api/v1/groups/${group.body.data.id}/members`, { token: ws.apiKey });
+    expect(members.body.meta.total).toBe(0);
+    // The path's id alone still works; tRPC (and GraphQL) take the id in the input as before.
+    const patched = await call(app, 'PATCH', `/api/v1/users/${userId}`, { token: ws.apiKey, body: { name: 'By REST' } });
+    expect(patched.body.data.name).toBe('By REST');
+    const viaTrpc = await trpc(app, 'mutation', 'users.update', { id: userId, name: 'By tRPC' }, ws.apiKey);
+    expect(viaTrpc.body.result.data.name).toBe('By tRPC');
+    const viaGraphql = await graphql(app, 'query ($id: ID!) { user(id: $id) { name } }', { id: userId }, ws.apiKey);
+    expect(viaGraphql.body.data.user.name).toBe('By tRPC');
+  });
+
   it('answers a missing credential 401 UNAUTHORIZED and a bad one 401 INVALID_TOKEN', async () => {
     expectError(await call(app, 'GET', '/api/v1/users'), 401, 'UNAUTHORIZED');
     expectError(await call(app, 'GET', '/api/v1/users', { headers: { authorization: 'Basic abc' } }), 401, 'UNAUTHORIZED');

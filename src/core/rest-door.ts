@@ -7,6 +7,7 @@ import { createContext, type AppDeps, type Context } from './context.ts';
 import { challengeHeaders, sendData, sendError } from './envelope.ts';
 import { AppError } from './errors.ts';
 import { toAppError, unknownFieldProblem } from './error-normalize.ts';
+import { pathParamNames } from './path-ids.ts';
 import { getRequestInfo } from './request-info.ts';
 import type { Meta } from './trpc.ts';
 
@@ -29,6 +30,11 @@ interface Route {
    * itself or not an object. CONTRACT: an unknown body member is 400, whatever the schema says.
    */
   bodyMembers: Set<string> | null;
+  /**
+   * The path's parameters (`id`, `key`, `user_id`): the path names them, so a body member of the same
+   * name is refused (400, as an unknown member), never silently overridden by the path.
+   */
+  pathParams: Set<string>;
 }
 
 /** The object an input schema validates, through `.prefault()`, `.default()`, `.optional()` and pipes. */
@@ -91,6 +97,7 @@ function routes(): Route[] {
         fromBody: openapi.method !== 'GET' && openapi.method !== 'DELETE',
         successStatus: meta?.successStatus ?? 200,
         bodyMembers: openapi.method !== 'GET' && openapi.method !== 'DELETE' ? looseMembers(procedure) : null,
+        pathParams: pathParamNames(openapi.path),
       },
     ];
   });
@@ -116,7 +123,14 @@ function queryInput(req: Request): Record<string, unknown> {
   return out;
 }
 
-function bodyInput(req: Request, members: Set<string> | null): Record<string, unknown> {
+/**
+ * The JSON body as the procedure sees it. A member the input does not take is 400 with its name in
+ * `details`, and so is a member named as one of the path's parameters (`{"id": …}` on
+ * `PATCH /users/{id}`): the path decides which resource is meant, and a body that says otherwise (or
+ * says it again) is refused rather than ignored. The tRPC and GraphQL doors take the id in the input
+ * itself and are not concerned.
+ */
+function bodyInput(req: Request, members: Set<string> | null, pathParams: Set<string>): Record<string, unknown> {
   const body: unknown = req.body;
   if (body === undefined || body === null) {
     // The JSON parser left it alone: a body sent under another content type (or none, or one that
@@ -128,7 +142,7 @@ function bodyInput(req: Request, members: Set<string> | null): Record<string, un
     return {};
   }
   if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('BAD_REQUEST', 'The request body must be a JSON object');
-  const unknown = members ? Object.keys(body).filter((key) => !members.has(key)) : [];
+  const unknown = Object.keys(body).filter((key) => pathParams.has(key) || (members !== null && !members.has(key)));
   if (unknown.length > 0) {
     throw new AppError('BAD_REQUEST', 'The request is invalid', {
       details: unknown.map((key) => unknownFieldProblem(key)),
@@ -220,7 +234,7 @@ export function restDoor(deps: AppDeps): RequestHandler {
     if (!route) return next();
     res.locals.route = route.template;
     try {
-      const input = { ...(route.fromBody ? bodyInput(req, route.bodyMembers) : queryInput(req)), ...params };
+      const input = { ...(route.fromBody ? bodyInput(req, route.bodyMembers, route.pathParams) : queryInput(req)), ...params };
       const ctx = createContext(deps, req);
       const data = await invoke(route, ctx, input);
       sendData(res, ctx.success.status ?? route.successStatus, data);

@@ -13,7 +13,7 @@ import { grants, type Permission } from './permissions.ts';
 import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
 import { isId } from './ids.ts';
-import { namesNoResource, noSuchResource, pathParamNames } from './path-ids.ts';
+import { bodyIdNames, namesNoResource, noSuchResource, pathParamNames } from './path-ids.ts';
 import { KnownWorkspaces } from './known-workspaces.ts';
 import { newPasswordsIn, withPasswordsHashed } from './passwords.ts';
 import { runStatement, type Statement } from './sql.ts';
@@ -46,6 +46,12 @@ export type Meta = OpenApiMeta<{
   ownTransaction?: true;
   /** Where the input holds new passwords (`owner.password`): they are hashed before the transaction opens. */
   hashes?: readonly string[];
+  /**
+   * Body members that name a resource by its id (or key), as `user_id` and `role_id` of
+   * `/roles/assign`: one too long, or holding characters no id has, names nothing and is answered as
+   * an unknown one is, 404 (core/path-ids.ts). A missing one, or one that is not a string, stays 400.
+   */
+  bodyIds?: readonly string[];
   tenantHeader?: true;
   audit?: string;
   conflict?: string;
@@ -97,10 +103,11 @@ export const middleware = t.middleware;
 const lastSteps = t.middleware(async ({ ctx, type, meta, next, getRawInput }) => {
   const rawInput = await getRawInput();
   const pathParams = pathParamNames(meta?.openapi?.path);
+  const bodyIds = bodyIdNames(meta?.bodyIds);
   const members = unstorableMembers(rawInput);
   if (members.length > 0) {
     const unstorable = new UnstorableTextError(members);
-    throw namesNoResource(unstorable, pathParams) ? noSuchResource() : unstorable;
+    throw namesNoResource(unstorable, pathParams, bodyIds) ? noSuchResource() : unstorable;
   }
   const run = async () => {
     if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
@@ -125,7 +132,7 @@ const lastSteps = t.middleware(async ({ ctx, type, meta, next, getRawInput }) =>
     return passwords.length > 0 ? withPasswordsHashed(passwords, transaction) : transaction();
   };
   const result = await run();
-  if (!result.ok && namesNoResource(result.error, pathParams)) throw noSuchResource();
+  if (!result.ok && namesNoResource(result.error, pathParams, bodyIds)) throw noSuchResource();
   return result;
 });
 

@@ -57,6 +57,11 @@ describe('a unique index that refuses a racing create names the taken field', ()
     expect(details).toEqual([{ path: 'key', message: 'is already taken' }]);
   });
 
+  it('roles: one name, no key (the key made from it): the name is named, as the caller sent it', async () => {
+    const details = await race('/api/v1/roles', { name: 'Keyless Racer', permissions: [] });
+    expect(details).toEqual([{ path: 'name', message: 'is already taken' }]);
+  });
+
   it('users: ten users renamed to one email at once', async () => {
     const ids: string[] = [];
     for (let i = 0; i < N; i += 1) {

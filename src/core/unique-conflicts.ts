@@ -11,8 +11,9 @@ interface TakenField {
  * The unique indexes and constraints (src/db/migrations) behind a uniqueness a client can run into,
  * each with the request field it guards and the words the service's own check uses (`takenConflict`
  * at each check), so the loser of two requests racing past that check gets the same 409 `details` as
- * a request that arrives second. A role's key is named `key` although a role created without one
- * takes it from its `name`: the index cannot tell which the request sent.
+ * a request that arrives second. A role's key is named `key` here; a role created without one takes
+ * it from its `name`, and its create names `name` itself (`uniqueViolationNaming`), as the index cannot
+ * tell which the request sent.
  */
 const TAKEN_BY_CONSTRAINT: Readonly<Record<string, TakenField>> = {
   users_workspace_id_email_unique: { path: 'email', message: 'A user with this email already exists', problem: 'belongs to another user' },
@@ -40,6 +41,16 @@ function violatedConstraint(error: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/**
+ * The 409 of a unique violation of `constraint`, naming `path` (the member the request sent) rather
+ * than the constraint's own field; undefined for any other error, which the caller rethrows.
+ */
+export function uniqueViolationNaming(error: unknown, constraint: string, path: string): AppError | undefined {
+  const taken = TAKEN_BY_CONSTRAINT[constraint];
+  if (!taken || violatedConstraint(error) !== constraint) return undefined;
+  return takenConflict(path, taken.message, taken.problem);
 }
 
 /**

@@ -6,6 +6,7 @@ import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { newSecret, sha256 } from '../../core/secrets.ts';
 import { Application, isConfidential, type ApplicationType } from './application.entity.ts';
 import type { ApplicationView } from './applications.schema.ts';
+import { differs } from '../../core/patch.ts';
 import { postLogoutRedirectUriProblems, redirectUriProblems } from './redirect-uris.ts';
 
 /**
@@ -116,14 +117,18 @@ export async function updateApplication(
   const app = await findApplication(scope.em, input.id);
   checkRedirectUris(app.type, { redirect: input.redirect_uris, postLogout: input.post_logout_redirect_uris });
   const changes = {
-    ...(input.name !== undefined ? { name: input.name } : {}),
-    ...(input.redirect_uris !== undefined ? { redirect_uris: input.redirect_uris } : {}),
-    ...(input.post_logout_redirect_uris !== undefined ? { post_logout_redirect_uris: input.post_logout_redirect_uris } : {}),
+    ...(differs(input.name, app.name) ? { name: input.name } : {}),
+    ...(differs(input.redirect_uris, app.redirectUris) ? { redirect_uris: input.redirect_uris } : {}),
+    ...(differs(input.post_logout_redirect_uris, app.postLogoutRedirectUris)
+      ? { post_logout_redirect_uris: input.post_logout_redirect_uris }
+      : {}),
   };
+  // Nothing sent differs from what is stored: nothing is written (core/patch.ts).
+  if (Object.keys(changes).length === 0) return toView(app);
   Object.assign(app, {
-    name: input.name ?? app.name,
-    redirectUris: input.redirect_uris ?? app.redirectUris,
-    postLogoutRedirectUris: input.post_logout_redirect_uris ?? app.postLogoutRedirectUris,
+    name: changes.name ?? app.name,
+    redirectUris: changes.redirect_uris ?? app.redirectUris,
+    postLogoutRedirectUris: changes.post_logout_redirect_uris ?? app.postLogoutRedirectUris,
     updatedAt: now,
   });
   recordAudit(scope, { eventType: 'application.update', target: { type: 'application', id: app.id }, details: changes });

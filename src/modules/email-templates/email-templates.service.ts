@@ -17,6 +17,7 @@ import {
 } from '../email/templates.ts';
 import { textFromHtml } from '../email/text-from-html.ts';
 import { CustomEmailTemplate } from './email-template.entity.ts';
+import { differs } from '../../core/patch.ts';
 import type { EmailTemplateView, UpdateEmailTemplateInput } from './email-templates.schema.ts';
 
 function toView(key: TemplateKey, row: CustomEmailTemplate | null): EmailTemplateView {
@@ -77,6 +78,9 @@ export async function updateEmailTemplate(scope: AuditScope, input: UpdateEmailT
   };
   const problems = checkTemplate(key, template);
   if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The template cannot be used as written', { details: problems });
+  // The workspace's version already reads so: nothing is written (core/patch.ts). Saving the built-in
+  // text unchanged still makes it the workspace's own (`customized`), a change.
+  if (current.customized && !differs(template, { subject: current.subject, html: current.html, text: current.text })) return current;
   // One statement, so two concurrent first saves of a key both succeed (the later one wins).
   const row = await scope.em.upsert(
     CustomEmailTemplate,

@@ -90,6 +90,7 @@ export const groupsRouter = router({
       openapi: { method: 'POST', path: '/api/v1/groups/{id}/members', tags, summary: 'Add a user to a group', protect: true },
       successStatus: 201,
       audit: 'group.member_add',
+      bodyIds: ['user_id'],
       conflict: 'The user is a member already',
     })
     .input(addMemberInput)

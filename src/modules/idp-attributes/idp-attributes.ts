@@ -7,6 +7,7 @@ import { pageOf, pageParams, toPage, type PageQuery } from '../../core/paginatio
 import { IdpAttribute } from './idp-attribute.entity.ts';
 import { takenConflict } from '../../core/conflicts.ts';
 import { labelInput } from '../../core/labels.ts';
+import { differs } from '../../core/patch.ts';
 
 const SAML_CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
 
@@ -128,7 +129,25 @@ export async function updateIdpAttribute(
   now: Date,
 ): Promise<IdpAttributeView> {
   const builtin = builtinOf(input.key);
-  const row = (await scope.em.findOne(IdpAttribute, { key: input.key })) ?? (await builtinRow(scope, input.key, now));
+  const stored = await scope.em.findOne(IdpAttribute, { key: input.key });
+  if (!stored && !builtin) throw new AppError('NOT_FOUND', 'No such attribute');
+  const current = stored ?? {
+    key: input.key,
+    name: builtin?.name ?? input.key,
+    builtin: true,
+    enabled: builtin?.enabled ?? false,
+    claim: null,
+  };
+  const view = (row: Pick<IdpAttribute, 'key' | 'name' | 'builtin' | 'enabled' | 'claim'>): IdpAttributeView => ({
+    key: row.key,
+    name: row.name,
+    builtin: row.builtin,
+    enabled: row.enabled,
+    claims: builtin ? builtin.aliases : [row.claim ?? row.key],
+  });
+  // Nothing sent differs from what is stored (or a built-in's defaults): nothing is written (core/patch.ts).
+  if (!differs(input.enabled, current.enabled) && !differs(input.name, current.name)) return view(current);
+  const row = stored ?? (await builtinRow(scope, input.key, now));
   if (!row) throw new AppError('NOT_FOUND', 'No such attribute');
   if (input.enabled !== undefined) row.enabled = input.enabled;
   if (input.name) row.name = input.name;
@@ -138,13 +157,7 @@ export async function updateIdpAttribute(
     target: { type: 'idp_attribute', id: row.key },
     details: { enabled: row.enabled },
   });
-  return {
-    key: row.key,
-    name: row.name,
-    builtin: row.builtin,
-    enabled: row.enabled,
-    claims: builtin ? builtin.aliases : [row.claim ?? row.key],
-  };
+  return view(row);
 }
 
 /**

@@ -288,6 +288,8 @@ describe('entitlements and access requests', () => {
 
     expect((await ask(climber, { entitlement_id: 'rol_00000000000000000000000000', justification: 'x' })).status).toBe(404);
     expect((await ask(climber, { entitlement_id: 'usr_00000000000000000000000000', justification: 'x' })).status).toBe(404);
+    // Too long names nothing either: 404 as an unknown id (meta.bodyIds), not 400.
+    expect((await ask(climber, { entitlement_id: `rol_${'0'.repeat(300)}`, justification: 'x' })).status).toBe(404);
     expect((await ask(climber, { entitlement_id: roleIds.member, justification: 'held already' })).status).toBe(409);
     expect((await ask(climber, { justification: 'for what?' })).status).toBe(400);
     expect((await ask(climber, { entitlement_id: roleIds.billing, justification: '  ' })).status).toBe(400);

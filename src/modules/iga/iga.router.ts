@@ -62,6 +62,7 @@ export const igaRouter = router({
         },
         successStatus: 201,
         conflict: 'You have this access, or a pending request for it, already',
+        bodyIds: ['entitlement_id'],
         audit: 'access_request.create',
       })
       .input(createRequestInput)
@@ -179,6 +180,7 @@ export const igaRouter = router({
         },
         successStatus: 201,
         audit: 'access_review.start',
+        bodyIds: ['role_id', 'group_id', 'entitlement_id'],
       })
       .input(startReviewInput)
       .output(accessReviewOutput)

@@ -179,7 +179,7 @@ async function removeAccess(scope: AuditScope, principal: Principal, item: Acces
   if (item.entitlementType === 'role') {
     const live = { userId: item.userId, roleId: item.entitlementId, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] };
     if (!(await scope.em.findOne(RoleAssignment, live))) return false;
-    await revokeRole(scope, principal, { user_id: item.userId, role_id: item.entitlementId });
+    await revokeRole(scope, principal, { user_id: item.userId, role_id: item.entitlementId }, now);
     return true;
   }
   if (!(await scope.em.findOne(GroupMember, { userId: item.userId, groupId: item.entitlementId }))) return false;

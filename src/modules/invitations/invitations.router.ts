@@ -41,6 +41,7 @@ export const invitationsRouter = router({
       openapi: { method: 'POST', path: '/api/v1/invitations', tags, summary: 'Invite someone by email', protect: true },
       successStatus: 201,
       audit: 'invitation.create',
+      bodyIds: ['role_id', 'role'],
       conflict: 'The email has a user or a pending invitation already',
     })
     .input(createInvitationInput)

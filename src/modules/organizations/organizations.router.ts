@@ -60,6 +60,7 @@ export const organizationsRouter = router({
       },
       successStatus: 201,
       audit: 'organization.portal_link',
+      bodyIds: ['organization_id', 'organization'],
     })
     .input(portalLinkInput)
     .output(portalLinkOutput)
@@ -121,6 +122,7 @@ export const organizationsRouter = router({
       },
       successStatus: 201,
       audit: 'organization.member_add',
+      bodyIds: ['user_id'],
       conflict: 'The user is a member already',
     })
     .input(addMemberInput)

@@ -13,6 +13,7 @@ import { SsoConnection } from '../sso/sso-connection.entity.ts';
 import { Organization, OrganizationDomain, OrganizationMember, type SsoSettings } from './organization.entity.ts';
 import type { CreateOrganizationInput, OrganizationView, UpdateOrganizationInput } from './organizations.schema.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
+import { differs } from '../../core/patch.ts';
 import { takenConflict } from '../../core/conflicts.ts';
 
 export const PORTAL_LINK_TTL_MS = 5 * 60 * 1000;
@@ -175,25 +176,29 @@ export async function updateOrganization(
 ): Promise<OrganizationView> {
   const org = await findOrganization(scope.em, input.id);
   const changes: Record<string, unknown> = {};
-  if (input.name !== undefined && input.name !== org.name) {
+  if (differs(input.name, org.name)) {
     changes.name = { from: org.name, to: input.name };
     org.name = input.name;
   }
-  if (input.sso) {
-    const sso = { ...org.sso, ...input.sso };
+  const sso = input.sso === undefined ? undefined : { ...org.sso, ...input.sso };
+  if (differs(sso, org.sso)) {
     if (sso.default_role !== org.sso.default_role) await checkDefaultRole(scope.em, principal, sso.default_role);
     changes.sso = { from: org.sso, to: sso };
     org.sso = sso;
   }
-  if (input.domains) {
-    await setDomains(scope, org, input.domains);
-    changes.domains = [...new Set(input.domains)];
+  const domains = input.domains === undefined ? undefined : [...new Set(input.domains)].sort();
+  const current = (await scope.em.find(OrganizationDomain, { organizationId: org.id })).map((d) => d.domain).sort();
+  if (differs(domains, current)) {
+    await setDomains(scope, org, domains);
+    changes.domains = domains;
   }
+  // Nothing sent differs from what is stored: nothing is written (core/patch.ts).
+  if (Object.keys(changes).length === 0) return viewOf(scope.em, org);
   org.updatedAt = now;
   recordAudit(scope, { eventType: 'organization.update', target: { type: 'organization', id: org.id }, details: changes });
   await flushClaimingDomains(scope.em);
   const view = await viewOf(scope.em, org);
-  if (Object.keys(changes).length > 0) emitEvent(scope, 'organization.updated', eventData(view), now);
+  emitEvent(scope, 'organization.updated', eventData(view), now);
   return view;
 }
 

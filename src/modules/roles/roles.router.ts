@@ -96,6 +96,7 @@ export const rolesRouter = router({
         protect: true,
       },
       audit: 'role.assign',
+      bodyIds: ['user_id', 'role_id'],
       conflict: 'The last owner cannot be given an end date',
     })
     .input(assignInput)
@@ -106,11 +107,12 @@ export const rolesRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/roles/revoke', tags, summary: 'Take a role away', protect: true },
       audit: 'role.revoke',
+      bodyIds: ['user_id', 'role_id'],
       conflict: 'The last owner cannot be removed',
     })
     .input(revokeInput)
     .output(z.object({ user_id: z.string(), role_id: z.string(), revoked: z.literal(true) }))
-    .mutation(({ ctx, input }) => revokeRole(auditScope(ctx), ctx.principal, input)),
+    .mutation(({ ctx, input }) => revokeRole(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
 
   ofUser: managementProcedure('users:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/users/{id}/roles', tags: ['users'], summary: "A user's live roles", protect: true } })

@@ -13,6 +13,7 @@ import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView, UpdateRoleInput, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
+import { uniqueViolationNaming } from '../../core/unique-conflicts.ts';
 import { takenConflict } from '../../core/conflicts.ts';
 
 export function toRoleView(role: Role): RoleView {
@@ -71,8 +72,10 @@ function slug(name: string): string {
 
 export async function createRole(scope: AuditScope, input: CreateRoleInput, now: Date): Promise<RoleView> {
   const key = input.key ?? slug(input.name);
+  // The member the caller sent: a key made from the name is taken because of the name.
+  const sent = input.key === undefined ? 'name' : 'key';
   if (key in BUILTIN_ROLES || (await scope.em.count(Role, { key })) > 0) {
-    throw takenConflict(input.key === undefined ? 'name' : 'key', `A role with the key "${key}" already exists`);
+    throw takenConflict(sent, `A role with the key "${key}" already exists`);
   }
   const role = Object.assign(new Role(), {
     id: newId('rol'),
@@ -86,6 +89,12 @@ export async function createRole(scope: AuditScope, input: CreateRoleInput, now:
   });
   scope.em.persist(role);
   recordAudit(scope, { eventType: 'role.create', target: { type: 'role', id: role.id }, details: { key, permissions: role.permissions } });
+  // Flushed here, so a create that lost a race past the check above names the member it sent too.
+  try {
+    await scope.em.flush();
+  } catch (error) {
+    throw uniqueViolationNaming(error, 'roles_workspace_id_key_unique', sent) ?? error;
+  }
   return toRoleView(role);
 }
 
@@ -245,12 +254,17 @@ export async function assignRole(
   return toAssignmentView(assignment, role);
 }
 
-export async function revokeRole(scope: AuditScope, principal: Principal, input: { user_id: string; role_id: string }) {
+/**
+ * Takes a role from a user who holds it. An assignment that has expired grants nothing any more, so
+ * it is answered as a role the user never had: 404, nothing revoked and no `role.revoked` event.
+ */
+export async function revokeRole(scope: AuditScope, principal: Principal, input: { user_id: string; role_id: string }, now: Date) {
   const user = await findUser(scope.em, input.user_id);
   const role = await findRole(scope.em, input.role_id);
   const ownerRole = role.builtin && role.key === 'owner';
   if (ownerRole) await lockOwnerRole(scope.em, role);
-  const assignment = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
+  const found = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
+  const assignment = found && (found.expiresAt === null || found.expiresAt > now) ? found : null;
   // The last owner answers 409 whoever asks (the CONTRACT's rule), as deletion and deactivation do
   // (guardOwner); only then is a caller refused who could not grant the role (an owner for owner).
   if (ownerRole && assignment && (await permanentOwners(scope.em, role.id, user.id)) === 0) {

@@ -163,6 +163,78 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect(past.status).toBe(400);
   });
 
+  it('answers revoking an expired assignment as revoking a role never held: 404, no role.revoked event', async () => {
+    const user = await userWith();
+    const never = await call(app, 'POST', '/api/v1/roles/revoke', { token: ws.apiKey, body: { user_id: user.id, role_id: roleIds.admin } });
+    expect([never.status, never.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const expiresAt = new Date(app.clock.now().getTime() + 60_000).toISOString();
+    await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: user.id, role_id: roleIds.viewer, expires_at: expiresAt },
+    });
+    app.clock.advance(60_000);
+    const expired = await call(app, 'POST', '/api/v1/roles/revoke', {
+      token: ws.apiKey,
+      body: { user_id: user.id, role_id: roleIds.viewer },
+    });
+    expect([expired.status, expired.body.error]).toEqual([404, never.body.error]);
+    expect((await toldEvents(app, ws.id, 'role.revoked', user.id)).length).toBe(0);
+    // Assigning it again grants it afresh, and then it can be revoked.
+    expect(
+      (await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.id, role_id: roleIds.viewer } })).status,
+    ).toBe(200);
+    const live = await call(app, 'POST', '/api/v1/roles/revoke', { token: ws.apiKey, body: { user_id: user.id, role_id: roleIds.viewer } });
+    expect(live.body.data).toEqual({ user_id: user.id, role_id: roleIds.viewer, revoked: true });
+  });
+
+  it('answers a body id that is too long as an unknown one, 404 on every door; other members keep their 400', async () => {
+    const user = await userWith();
+    const long = `usr_${'x'.repeat(300)}`;
+    const unknown = 'usr_00000000000000000000000000';
+    for (const path of ['/api/v1/roles/assign', '/api/v1/roles/revoke']) {
+      for (const body of [
+        { user_id: long, role_id: roleIds.viewer },
+        { user_id: user.id, role_id: 'r'.repeat(300) },
+        { user_id: unknown, role_id: roleIds.viewer },
+      ]) {
+        const res = await call(app, 'POST', path, { token: ws.apiKey, body });
+        expect([res.status, res.body.error.code], `${path} ${JSON.stringify(body).slice(0, 60)}`).toEqual([404, 'NOT_FOUND']);
+      }
+      // A missing id, one that is not a string, or a bad member beside it stays the caller's 400.
+      for (const body of [
+        { user_id: user.id },
+        { user_id: 12, role_id: roleIds.viewer },
+        { user_id: long, role_id: roleIds.viewer, extra: 1 },
+      ]) {
+        const res = await call(app, 'POST', path, { token: ws.apiKey, body });
+        expect([res.status, res.body.error.code], `${path} ${JSON.stringify(body).slice(0, 60)}`).toEqual([400, 'BAD_REQUEST']);
+      }
+    }
+    const viaTrpc = await trpc(app, 'mutation', 'roles.assign', { user_id: long, role_id: roleIds.viewer }, ws.apiKey);
+    expect(viaTrpc.body.error.data.appCode).toBe('NOT_FOUND');
+    const tooLate = await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ws.apiKey,
+      body: { user_id: long, role_id: roleIds.viewer, expires_at: 'x'.repeat(300) },
+    });
+    expect(tooLate.status).toBe(400);
+    // Members of groups and organizations, and invitations' roles, answer alike.
+    const group = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Long ids' } });
+    const org = await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: 'Long Ids Inc' } });
+    for (const [path, body] of [
+      [`/api/v1/groups/${group.body.data.id}/members`, { user_id: long }],
+      [`/api/v1/groups/${group.body.data.id}/members`, { user_id: unknown }],
+      [`/api/v1/organizations/${org.body.data.id}/members`, { user_id: long }],
+      [`/api/v1/organizations/${org.body.data.id}/members`, { user_id: unknown }],
+      ['/api/v1/organizations/portal-link', { organization_id: `org_${'x'.repeat(300)}` }],
+      ['/api/v1/organizations/portal-link', { organization_id: 'org_00000000000000000000000000' }],
+      ['/api/v1/invitations', { email: uniqueEmail('long-role'), role_id: 'r'.repeat(300) }],
+      ['/api/v1/invitations', { email: uniqueEmail('unknown-role'), role_id: 'no-such-role' }],
+    ] as const) {
+      const res = await call(app, 'POST', path, { token: ws.apiKey, body });
+      expect([res.status, res.body.error.code], `${path} ${JSON.stringify(body).slice(0, 60)}`).toEqual([404, 'NOT_FOUND']);
+    }
+  });
+
   it('tells role.assigned only when an assignment changes: a repeat is no event, and its audit row says so', async () => {
     const user = await userWith();
     const assign = (expires_at?: string) =>

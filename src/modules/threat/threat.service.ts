@@ -5,6 +5,7 @@ import { offsetOf, toPage } from '../../core/pagination.ts';
 import { DEFAULT_BLOCK_THRESHOLD, DEFAULT_BLOCKING_ENABLED, HIGH_RISK_SCORE } from './risk.ts';
 import { RiskScore, ThreatSettings } from './threat.entity.ts';
 import type { RecentScoresInput, RiskScoreView, ThreatSettingsView, ThreatStatsView } from './threat.schema.ts';
+import { differs } from '../../core/patch.ts';
 import { DAY } from '../../core/clock.ts';
 
 function levelOf(score: number): RiskScoreView['level'] {
@@ -98,6 +99,8 @@ export async function updateThreatSettings(
   const { em, workspaceId } = scope;
   let settings = await em.findOne(ThreatSettings, { workspaceId });
   const before = settingsView(settings);
+  // Nothing sent differs from what is in force: nothing is written (core/patch.ts).
+  if (!differs(input.block_threshold, before.block_threshold) && !differs(input.blocking_enabled, before.blocking_enabled)) return before;
   if (!settings) {
     settings = Object.assign(new ThreatSettings(), {
       workspaceId,

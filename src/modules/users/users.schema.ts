@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { canonicalEmail, EMAIL_PATTERN } from '../../core/addresses.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
+import { METADATA_MAX_JSON } from '../../core/patch.ts';
 import { newPasswordInput } from '../auth/password-policy.ts';
 import { USER_STATUSES } from './user.entity.ts';
 import { nameInput, searchInput } from './names.ts';
@@ -32,7 +33,13 @@ export type UserView = z.infer<typeof userOutput>;
 /** Free JSON about a user, at most 16 KiB once serialised. */
 export const metadataInput = z
   .record(z.string().max(100), z.unknown())
-  .refine((m) => JSON.stringify(m).length <= 16_384, 'must be at most 16 KiB of JSON');
+  .refine((m) => JSON.stringify(m).length <= METADATA_MAX_JSON, 'must be at most 16 KiB of JSON');
+
+/** A change to a user's metadata, merged into it as Auth0 merges `user_metadata` (core/patch.ts). */
+export const metadataPatchInput = metadataInput.describe(
+  'Merged into the stored metadata key by key, as Auth0 merges user_metadata: a key sent replaces the stored one ' +
+    '(a nested object whole, not merged), a key sent as null is removed, keys not sent are kept; the result is at most 16 KiB of JSON',
+);
 
 export const createUserInput = z.strictObject({
   email: emailInput,
@@ -73,6 +80,6 @@ export const updateUserInput = z.strictObject({
       '`active` reactivates or unlocks; `deactivated` ends every session; `locked` ends every session and refuses sign-in until set `active`',
     ),
   email_verified: z.boolean().optional(),
-  metadata: metadataInput.optional(),
+  metadata: metadataPatchInput.optional(),
 });
 export type UpdateUserInput = z.infer<typeof updateUserInput>;

@@ -19,6 +19,7 @@ import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
 import { takenConflict } from '../../core/conflicts.ts';
+import { differs, mergeMetadata } from '../../core/patch.ts';
 
 export function toUserView(user: User, now: Date, mfaEnabled = false): UserView {
   return {
@@ -232,8 +233,9 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
     user.emailVerified = input.email_verified;
     changes.email_verified = input.email_verified;
   }
-  if (input.metadata !== undefined) {
-    user.metadata = input.metadata;
+  const metadata = input.metadata === undefined ? undefined : mergeMetadata(user.metadata, input.metadata);
+  if (differs(metadata, user.metadata)) {
+    user.metadata = metadata;
     changes.metadata = true;
   }
   if (Object.keys(changes).length > 0) {

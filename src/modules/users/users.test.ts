@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEvent } from '../audit/audit.entity.ts';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn } from '../../../test/helpers/auth.ts';
+import { toldEvents } from '../../../test/helpers/events.ts';
 import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call, graphql, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
@@ -346,6 +347,85 @@ describe('user profile fields and mass assignment', () => {
     expect(huge.status).toBe(400);
     const listed = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(created.body.data.email)}`, { token: ws.apiKey });
     expect(listed.body.data[0]).toMatchObject({ email_verified: true, mfa_enabled: false });
+  });
+
+  it('merges metadata as Auth0 does: top-level keys replaced, null removes a key, nested objects replaced whole', async () => {
+    const created = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: {
+        email: uniqueEmail('merge'),
+        password: 'merge passphrase',
+        metadata: { plan: 'pro', seats: 3, prefs: { theme: 'dark', lang: 'en' } },
+      },
+    });
+    const id = created.body.data.id;
+    const merged = await call(app, 'PATCH', `/api/v1/users/${id}`, {
+      token: ws.apiKey,
+      body: { metadata: { plan: 'team', seats: null, prefs: { theme: 'light' }, region: 'eu' } },
+    });
+    expect(merged.status).toBe(200);
+    expect(merged.body.data.metadata).toEqual({ plan: 'team', prefs: { theme: 'light' }, region: 'eu' });
+    // Removing a key that is not there is no change; the stored metadata reads back merged.
+    const again = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { metadata: { seats: null } } });
+    expect(again.body.data.metadata).toEqual({ plan: 'team', prefs: { theme: 'light' }, region: 'eu' });
+    expect(again.body.data.updated_at).toBe(merged.body.data.updated_at);
+    const read = await call(app, 'GET', `/api/v1/users/${id}`, { token: ws.apiKey });
+    expect(read.body.data.metadata).toEqual({ plan: 'team', prefs: { theme: 'light' }, region: 'eu' });
+    // tRPC merges the same way (one procedure behind every door).
+    const viaTrpc = await trpc(app, 'mutation', 'users.update', { id, metadata: { region: null, tier: 1 } }, ws.apiKey);
+    expect(viaTrpc.body.result.data.metadata).toEqual({ plan: 'team', prefs: { theme: 'light' }, tier: 1 });
+  });
+
+  it('holds the merged metadata to 16 KiB: two halves that each fit are refused together, and nothing is stored', async () => {
+    const created = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: uniqueEmail('limit'), password: 'limit passphrase', metadata: { a: 'x'.repeat(10_000) } },
+    });
+    const id = created.body.data.id;
+    const over = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { metadata: { b: 'y'.repeat(10_000) } } });
+    expect([over.status, over.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(over.body.error.details).toEqual([{ path: 'metadata', message: expect.stringContaining('16 KiB') }]);
+    const read = await call(app, 'GET', `/api/v1/users/${id}`, { token: ws.apiKey });
+    expect(Object.keys(read.body.data.metadata)).toEqual(['a']);
+    // Replacing the big key instead fits.
+    const swapped = await call(app, 'PATCH', `/api/v1/users/${id}`, {
+      token: ws.apiKey,
+      body: { metadata: { a: null, b: 'y'.repeat(10_000) } },
+    });
+    expect(swapped.status).toBe(200);
+    expect(Object.keys(swapped.body.data.metadata)).toEqual(['b']);
+  });
+
+  it('changes nothing on a PATCH that changes nothing: same updated_at, no audit row, no user.updated event', async () => {
+    const created = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: uniqueEmail('noop'), password: 'noop passphrase', name: 'Noop', metadata: { plan: 'pro', prefs: { a: 1 } } },
+    });
+    const { id, updated_at, email } = created.body.data;
+    const audits = async () => {
+      const em = app.deps.orm.em.fork();
+      return em.count(AuditEvent, { eventType: 'user.update', targetId: id }, { filters: { tenant: { workspaceId: ws.id } } });
+    };
+    const told = async () => (await toldEvents(app, ws.id, 'user.updated')).filter((payload) => payload.id === id).length;
+    for (const body of [
+      {},
+      { name: 'Noop' },
+      { email: email.toUpperCase(), email_verified: false, status: 'active' },
+      { metadata: {} },
+      { metadata: { plan: 'pro', prefs: { a: 1 }, gone: null } },
+    ]) {
+      const res = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body });
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(res.body.data, JSON.stringify(body)).toEqual(created.body.data);
+      expect(res.body.data.updated_at).toBe(updated_at);
+    }
+    expect(await audits()).toBe(0);
+    expect(await told()).toBe(0);
+    // A real change still writes both.
+    const changed = await call(app, 'PATCH', `/api/v1/users/${id}`, { token: ws.apiKey, body: { metadata: { plan: 'team' } } });
+    expect(changed.body.data.updated_at).not.toBe(updated_at);
+    expect(await audits()).toBe(1);
+    expect(await told()).toBe(1);
   });
 
   it('changes a user’s email: lower-cased, unverified again, signs in with it; one held by another user is 409', async () => {

@@ -12,6 +12,7 @@ import { isNonPublicAddress } from '../../core/public-address.ts';
 import { EVENT_TYPES } from '../events/events.ts';
 import { targetProblem, type TargetPolicy } from './sender.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryStatus } from './webhook.entity.ts';
+import { differs } from '../../core/patch.ts';
 import type { CreateEndpointInput, DeliveryView, EndpointView, UpdateEndpointInput } from './webhooks.schema.ts';
 
 /** The subscribable events, a page at a time, in the order EVENT_TYPES declares them. */
@@ -108,18 +109,32 @@ export async function updateEndpoint(
   now: Date,
 ): Promise<EndpointView> {
   const endpoint = await findEndpoint(scope.em, input.id);
-  if (input.url !== undefined) {
+  const eventTypes = input.event_types === undefined ? undefined : checkEventTypes(input.event_types);
+  const changed: string[] = [];
+  if (differs(input.url, endpoint.url)) {
     await checkTarget(input.url, policy);
     endpoint.url = input.url;
+    changed.push('url');
   }
-  if (input.description !== undefined) endpoint.description = input.description;
-  if (input.event_types !== undefined) endpoint.eventTypes = checkEventTypes(input.event_types);
-  if (input.enabled !== undefined) endpoint.enabled = input.enabled;
+  if (differs(input.description, endpoint.description)) {
+    endpoint.description = input.description;
+    changed.push('description');
+  }
+  if (differs(eventTypes, endpoint.eventTypes)) {
+    endpoint.eventTypes = eventTypes;
+    changed.push('event_types');
+  }
+  if (differs(input.enabled, endpoint.enabled)) {
+    endpoint.enabled = input.enabled;
+    changed.push('enabled');
+  }
+  // Nothing sent differs from what is stored: nothing is written (core/patch.ts).
+  if (changed.length === 0) return toView(endpoint);
   endpoint.updatedAt = now;
   recordAudit(scope, {
     eventType: 'webhook.update',
     target: { type: 'webhook', id: endpoint.id },
-    details: { url: endpoint.url, event_types: endpoint.eventTypes, enabled: endpoint.enabled },
+    details: { url: endpoint.url, event_types: endpoint.eventTypes, enabled: endpoint.enabled, changed },
   });
   return toView(endpoint);
 }
