@@ -227,6 +227,36 @@ describe('authorization code + PKCE with openid-client', () => {
     expect(openidOnly.claims()).not.toHaveProperty('name');
   });
 
+  it('scope errors are exactly {error, error_description}: a refresh asking for more, userinfo without openid', async () => {
+    const user = await newUser();
+    const { tokens } = await oauthTokens(user, { scope: 'openid email offline_access' });
+    const refresh = (body: Record<string, string>) =>
+      fetch(`${app.url}/oauth/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${web.id}:${web.secret}`).toString('base64')}`,
+          'x-forwarded-for': someIp(),
+        },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string, ...body }).toString(),
+      });
+
+    // oidc-provider added a `scope` member naming what was missing; CONTRACT: errors are {error, error_description}.
+    const wider = await refresh({ scope: 'openid email profile' });
+    expect(wider.status).toBe(400);
+    expect(await wider.json()).toEqual({ error: 'invalid_scope', error_description: expect.any(String) });
+
+    const emailOnly = await refresh({ scope: 'email' });
+    expect(emailOnly.status).toBe(200);
+    const { access_token: withoutOpenid } = await emailOnly.json();
+    const info = await fetch(`${app.url}/oauth/userinfo`, {
+      headers: { authorization: `Bearer ${withoutOpenid}`, 'x-forwarded-for': someIp() },
+    });
+    expect(info.status).toBe(403);
+    expect(info.headers.get('www-authenticate')).toContain('insufficient_scope');
+    expect(await info.json()).toEqual({ error: 'insufficient_scope', error_description: expect.any(String) });
+  });
+
   it("ending a user's sessions ends their OAuth grants: password change, revoke-all, deactivation, deletion", async () => {
     const user = await newUser();
     const api = await signIn(app, ws.id, user.email, PASSWORD);

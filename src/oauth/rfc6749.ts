@@ -38,6 +38,15 @@ export function rfc6749Error(ctx: KoaContextWithOIDC, error: string): errors.OID
   return undefined;
 }
 
+/**
+ * An error body as CONTRACT pins it, `{error, error_description}` and nothing else: oidc-provider adds
+ * `scope` to `invalid_scope` (a refresh asking for more than was granted) and `insufficient_scope`
+ * (userinfo without `openid`). RFC 6750 §3 names the missing scope in `WWW-Authenticate`, which stays.
+ */
+function errorOnly(error: string, description: unknown): { error: string; error_description: string } {
+  return { error, error_description: typeof description === 'string' ? description : 'The request could not be completed.' };
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -45,6 +54,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * oidc-provider post-processing (`provider.use`), where its answers at the client-authenticating
  * endpoints differ from RFC 6749:
+ * - an error body of any of its routes is `{error, error_description}` alone (`errorOnly`);
  * - the errors of `rfc6749Error`, and `WWW-Authenticate: Basic` on every 401 (§5.2);
  * - a token response always names its granted `scope`, "" when none (CONTRACT; the provider omits it
  *   when empty);
@@ -59,7 +69,9 @@ export async function rfc6749Responses(ctx: KoaContextWithOIDC, next: () => Prom
   if (!('oidc' in ctx)) return;
   if (ctx.response.get('cache-control') === 'no-store') ctx.set('Pragma', 'no-cache');
   const { body } = ctx;
-  if (!isRecord(body) || !CLIENT_AUTH_ROUTES.has(ctx.oidc.route)) return;
+  if (!isRecord(body)) return;
+  if (typeof body.error === 'string') ctx.body = errorOnly(body.error, body.error_description);
+  if (!CLIENT_AUTH_ROUTES.has(ctx.oidc.route)) return;
 
   if (ctx.oidc.route === 'introspection' && body.error === 'unsupported_token_type') {
     // A JWT (an id_token, the service's own access token) is no token this endpoint issued: RFC 7662
