@@ -4,13 +4,44 @@ import { OAUTH_NO_STORE } from '../core/http.ts';
 /** The routes where a client authenticates itself (RFC 6749 §2.3, RFC 7662 §2.1, RFC 7009 §2.1). */
 const CLIENT_AUTH_ROUTES = new Set(['token', 'introspection', 'revocation']);
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** RFC 4648 base64 with correct padding, as oidc-provider reads it (shared/client_auth.js). */
+function isBase64(value: string): boolean {
+  const match = /^([A-Za-z0-9+/]*)(={0,2})$/.exec(value);
+  const data = match?.[1];
+  const padding = match?.[2] ?? '';
+  if (!data) return false;
+  const remainder = data.length % 4;
+  if (!padding) return remainder !== 1;
+  return (data.length + padding.length) % 4 === 0 && padding.length === 4 - remainder;
+}
 
-/** `Authorization: Basic` credentials whose secret is empty (`id:`): no client authentication at all. */
-function basicWithoutSecret(authorization: string): boolean {
+/** A form-encoded part of Basic credentials (RFC 6749 §2.3.1), decoded, or undefined when it is no such thing. */
+function formDecoded(text: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(text.replace(/\+/g, '%20'));
+  } catch (error) {
+    // A stray `%` or an encoded byte that is no UTF-8: credentials nobody can read, the answer itself.
+    if (error instanceof URIError) return undefined;
+    throw error;
+  }
+  return /^[\x20-\x7E]*$/.test(decoded) ? decoded : undefined;
+}
+
+/**
+ * The client id and secret of an `Authorization` header, or undefined when it carries none this
+ * server reads: another scheme (`Bearer`, `Digest`), or Basic that is not base64 of a form-encoded
+ * `client_id:client_secret`. Mirrors what oidc-provider accepts.
+ */
+function basicCredentials(authorization: string): { id: string; secret: string } | undefined {
   const [scheme, value, ...rest] = authorization.split(' ');
-  if (scheme?.toLowerCase() !== 'basic' || !value || rest.length > 0 || !BASE64.test(value)) return false;
-  return Buffer.from(value, 'base64').toString('utf8').endsWith(':');
+  if (scheme?.toLowerCase() !== 'basic' || !value || rest.length > 0 || !isBase64(value)) return undefined;
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon === -1) return undefined;
+  const id = formDecoded(decoded.slice(0, colon));
+  const secret = formDecoded(decoded.slice(colon + 1));
+  return id === undefined || secret === undefined ? undefined : { id, secret };
 }
 
 /**
@@ -18,6 +49,8 @@ function basicWithoutSecret(authorization: string): boolean {
  * nothing. Decided from the request and the provider's state, not from the error's text:
  * - no client could be identified (no credentials at all, or Basic with an empty secret):
  *   `invalid_client`, 401 ("no client authentication included");
+ * - an `Authorization` header that is no Basic credentials (another scheme, bad base64 or form
+ *   encoding, no `:`): `invalid_client`, 401 ("unsupported authentication method");
  * - an authenticated client asking for a grant type it is not registered for: `unauthorized_client`.
  * A public client sending its `client_id` alone is identified, and so untouched.
  */
@@ -28,8 +61,13 @@ export function rfc6749Error(ctx: KoaContextWithOIDC, error: string): errors.OID
   if (!client) {
     if (params.client_secret !== undefined || params.client_assertion !== undefined) return undefined;
     const authorization = ctx.get('authorization');
-    const anonymous = authorization ? basicWithoutSecret(authorization) : params.client_id === undefined;
-    return anonymous ? new errors.InvalidClientAuth('no client authentication provided') : undefined;
+    if (!authorization)
+      return params.client_id === undefined ? new errors.InvalidClientAuth('no client authentication provided') : undefined;
+    const credentials = basicCredentials(authorization);
+    if (!credentials) {
+      return new errors.InvalidClientAuth('the Authorization header is not Basic with a form-encoded client_id:client_secret');
+    }
+    return credentials.secret === '' ? new errors.InvalidClientAuth('no client authentication provided') : undefined;
   }
   const grantType = params.grant_type;
   if (route === 'token' && typeof grantType === 'string' && grantType !== '' && !client.grantTypeAllowed(grantType)) {

@@ -91,6 +91,29 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     expect((await both.json()).error).toBe('invalid_request');
   });
 
+  it('an Authorization header that is no Basic client credentials is 401 invalid_client with WWW-Authenticate: Basic (was 400 invalid_request)', async () => {
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const unreadable = {
+      'another scheme': 'Bearer some-access-token',
+      Digest: 'Digest username="x"',
+      'Basic, not base64': 'Basic %%%',
+      'Basic, no colon': `Basic ${b64(m2m.id)}`,
+      'Basic, broken form encoding': `Basic ${b64(`${m2m.id}:%zz`)}`,
+      'Basic, three parts': `Basic ${b64(`${m2m.id}:x`)} extra`,
+    };
+    for (const path of CLIENT_AUTH_PATHS) {
+      for (const [label, authorization] of Object.entries(unreadable)) {
+        await expectInvalidClient(await post(path, request(path), { authorization }), `${path} ${label}`);
+      }
+    }
+    // Readable credentials with a malformed request stay invalid_request (§5.2).
+    const noGrantType = await post('/oauth/token', {}, { authorization: basic(m2m.id, m2m.secret) });
+    expect(noGrantType.status).toBe(400);
+    expect((await noGrantType.json()).error).toBe('invalid_request');
+    // The right secret still works, form-encoded as RFC 6749 §2.3.1 asks.
+    expect((await post('/oauth/token', request('/oauth/token'), { authorization: basic(m2m.id, m2m.secret) })).status).toBe(200);
+  });
+
   it('a public client is identified by its client_id alone', async () => {
     const code = await post('/oauth/token', {
       grant_type: 'authorization_code',
