@@ -283,6 +283,8 @@ describe('authorization endpoint and discovery', () => {
         expect(back.origin + back.pathname).toBe(CALLBACK);
         expect([back.searchParams.get('error'), back.searchParams.get('state')], scope).toEqual(['invalid_scope', 'st-scope']);
         expect(back.searchParams.get('iss')).toBe(app.url);
+        // RFC 6749 §4.1.2.1's parameters only: oidc-provider's InvalidScope added `scope=` (empty or the value refused).
+        expect([...back.searchParams.keys()].sort(), scope).toEqual(['error', 'error_description', 'iss', 'state']);
       }
       // A known value beside unknown ones is served; the unknown ones are ignored (OpenID Connect Core 3.1.2.1).
       const user = await newUser();

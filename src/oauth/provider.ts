@@ -109,11 +109,19 @@ const SCOPES = ['openid', 'offline_access', 'email', 'profile'];
  */
 function grantableScopeRequired(_ctx: KoaContextWithOIDC, value: string | undefined): void {
   if (value === undefined) {
-    throw new errors.InvalidScope('offline_access is granted only with prompt=consent, and nothing else was requested', 'offline_access');
+    throw invalidScope('offline_access is granted only with prompt=consent, and nothing else was requested');
   }
   if (!value.split(' ').some((scope) => SCOPES.includes(scope))) {
-    throw new errors.InvalidScope(`none of the requested scope values is known here (${SCOPES.join(', ')})`, value);
+    throw invalidScope(`none of the requested scope values is known here (${SCOPES.join(', ')})`);
   }
+}
+
+/**
+ * `invalid_scope` with RFC 6749 §4.1.2.1's parameters only. oidc-provider's `InvalidScope` also sends
+ * the scope it refused back as a `scope` parameter (empty once it has dropped the unknown values).
+ */
+function invalidScope(description: string): errors.OIDCProviderError {
+  return new errors.CustomOIDCProviderError('invalid_scope', description);
 }
 
 /** The scope of an authorization request that names none (RFC 6749 §3.3): what every application here is for. */
