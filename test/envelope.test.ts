@@ -386,7 +386,7 @@ describe('global rate limit', () => {
     // The OAuth endpoints answer in RFC 6749's shape, readable by a browser app (CORS) as their own answers are.
     const oauth = await call(app, 'GET', '/oauth/userinfo', { headers: { origin: 'https://spa.example.com' } });
     expect(oauth.status).toBe(429);
-    expect(oauth.body).toEqual({ error: 'rate_limited', error_description: expect.any(String) });
+    expect(oauth.body).toEqual({ error: 'RATE_LIMITED', error_description: expect.any(String) });
     expect(oauth.headers.get('access-control-allow-origin')).toBe('*');
     expect(oauth.headers.get('access-control-expose-headers')).toContain('Retry-After');
     // Health probes stay outside the limit, so a load balancer never marks a busy instance dead.

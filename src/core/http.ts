@@ -73,7 +73,7 @@ export function globalRateLimit(deps: AppDeps): RequestHandler {
       const decision = await deps.rateLimits.consume('global', getRequestInfo(req).ip);
       if (!decision.allowed && PROTOCOL_PATH.test(req.path)) {
         // OAuth clients parse RFC 6749 error bodies, not the envelope.
-        return sendOAuthError(res, 429, 'rate_limited', 'Too many requests; try again later', rateLimitHeaders(decision));
+        return sendOAuthError(res, 429, 'RATE_LIMITED', 'Too many requests; try again later', rateLimitHeaders(decision));
       }
       if (!decision.allowed) return sendDoorError(res, rateLimitedError(decision));
       next();

@@ -226,7 +226,7 @@ describe('client credentials with openid-client', () => {
     expect(await failure(oidc.clientCredentialsGrant(wrong))).toEqual({ status: 401, error: 'invalid_client' });
   });
 
-  it('limits /oauth/token to 60 a minute per IP: 429 rate_limited with Retry-After and RateLimit-*', async () => {
+  it('limits /oauth/token to 60 a minute per IP: 429 RATE_LIMITED with Retry-After and RateLimit-*', async () => {
     const ip = someIp();
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++) {
@@ -238,7 +238,7 @@ describe('client credentials with openid-client', () => {
     expect(statuses.every((s) => s === 401)).toBe(true);
     const limited = await tokenRequest({ grant_type: 'client_credentials' }, {}, ip);
     expect(limited.status).toBe(429);
-    expect(await limited.json()).toEqual({ error: 'rate_limited', error_description: expect.any(String) });
+    expect(await limited.json()).toEqual({ error: 'RATE_LIMITED', error_description: expect.any(String) });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(limited.headers.get('pragma')).toBe('no-cache');
     expect(limited.headers.get('ratelimit-limit')).toBe('60');

@@ -9,7 +9,7 @@ export const OAUTH_ERROR = {
   type: 'object',
   required: ['error'],
   properties: {
-    error: { type: 'string', description: 'RFC 6749 error code (invalid_request, invalid_client, invalid_grant, rate_limited, …)' },
+    error: { type: 'string', description: 'RFC 6749 error code (invalid_request, invalid_client, invalid_grant, RATE_LIMITED past a limit, …)' },
     error_description: { type: 'string', description: 'For people; do not parse' },
   },
 };

@@ -225,7 +225,7 @@ export function oauthRoutes(deps: AppDeps): Router {
       if (req.method === 'POST' && req.path === OAUTH_ROUTES.token) {
         const decision = await deps.rateLimits.consume('oauthToken', getRequestInfo(req).ip);
         if (!decision.allowed) {
-          return sendOAuthError(res, 429, 'rate_limited', 'Too many token requests; try again later', rateLimitHeaders(decision));
+          return sendOAuthError(res, 429, 'RATE_LIMITED', 'Too many token requests; try again later', rateLimitHeaders(decision));
         }
       }
       // The client went away while we waited (a closed connection): there is no one to answer, and

@@ -209,7 +209,7 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('access-control-allow-origin')).toBe('*');
     expect(limited.headers.get('access-control-expose-headers')).toContain('Retry-After');
-    expect(await limited.json()).toEqual({ error: 'rate_limited', error_description: expect.any(String) });
+    expect(await limited.json()).toEqual({ error: 'RATE_LIMITED', error_description: expect.any(String) });
 
     const malformed = await fetch(`${app.url}/oauth/token`, {
       method: 'POST',
