@@ -252,10 +252,13 @@ export const authenticatedProcedure = base
 /**
  * Management calls: an API key, or a user whose roles grant `permission`. One layer resolves the
  * credential, checks the permission and, for a call that names its `audit` type, records a refusal.
+ * A named `limit` counts every call from the address first, before the credential is read, as the
+ * spec's per-IP limits do (a path under `/api/v1/auth/oauth/*` counts whoever calls it).
  */
-export function managementProcedure(permission: Permission) {
+export function managementProcedure(permission: Permission, limit?: LimitName) {
   return base
     .meta({ permission })
+    .use(limit ? rateLimit(limit) : noLimit)
     .use(async ({ ctx, meta, next, getRawInput }) => {
       const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });

@@ -7,7 +7,7 @@ import { sendError } from '../../core/envelope.ts';
 import { toAppError } from '../../core/error-normalize.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId } from '../../core/ids.ts';
-import { rateLimitedError } from '../../core/rate-limit.ts';
+import { rateLimitedError, type LimitName } from '../../core/rate-limit.ts';
 import { getRequestInfo } from '../../core/request-info.ts';
 import { isStorableText, UnstorableTextError } from '../../core/storable-text.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
@@ -99,11 +99,19 @@ function refuseProviderError(req: Request): void {
   if (error !== undefined) throw new ProviderRefusal(error);
 }
 
+/**
+ * The count a browser route spends: `/api/v1/auth/oauth/*` the spec's 30 per minute per IP, the SSO
+ * routes the same rate on a count of their own (rate-limit.ts).
+ */
+function limitOf(path: string): LimitName {
+  return path.startsWith('/api/v1/auth/sso/') ? 'ssoAuth' : 'socialAuth';
+}
+
 /** The browser flows' answers: a redirect when they go on, the envelope when they cannot. */
 function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<void>) {
   return async (req: Request, res: Response) => {
     try {
-      const decision = await deps.rateLimits.consume('socialAuth', getRequestInfo(req).ip);
+      const decision = await deps.rateLimits.consume(limitOf(req.path), getRequestInfo(req).ip);
       if (!decision.allowed) return sendError(res, rateLimitedError(decision));
       await run(req, res);
     } catch (error) {
@@ -441,30 +449,31 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     }),
   );
 
-  answerOtherMethods405(router);
+  answerOtherMethods405(deps, router);
   return router;
 }
 
 /**
  * The browser routes asked with a method they do not take: 405 with `Allow`, in the envelope, as the
- * REST door answers its own paths (a 404 would say the path does not exist).
+ * REST door answers its own paths (a 404 would say the path does not exist). They count toward their
+ * path's limit like any other call there.
  */
-function answerOtherMethods405(router: Router): void {
+function answerOtherMethods405(deps: AppDeps, router: Router): void {
   const methods: [string[], string][] = [
     [['/api/v1/auth/oauth/:provider/start', '/api/v1/auth/oauth/:provider/callback', '/api/v1/auth/sso/start'], 'GET, HEAD'],
     [['/api/v1/auth/sso/oidc/callback', '/api/v1/auth/sso/saml/:organizationId/metadata'], 'GET, HEAD'],
     [['/api/v1/auth/sso/saml/:organizationId/acs'], 'POST'],
   ];
   for (const [paths, allowed] of methods) {
-    router.all(paths, (req, res) => {
-      sendError(
-        res,
-        new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
+    router.all(
+      paths,
+      handler(deps, async (req) => {
+        throw new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
           status: 405,
           headers: { Allow: allowed },
-        }),
-      );
-    });
+        });
+      }),
+    );
   }
 }
 

@@ -3,9 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn, someIp } from '../../../test/helpers/auth.ts';
-import { call } from '../../../test/helpers/http.ts';
+import { call as send, type CallOptions } from '../../../test/helpers/http.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+/**
+ * Every path under /api/v1/auth/oauth/ counts toward one 30-per-minute budget per address: each call
+ * comes from an address of its own unless the test names one, so the file's calls do not add up.
+ */
+function call(app: TestApp, method: string, path: string, opts: CallOptions = {}) {
+  return send(app, method, path, { ...opts, headers: { 'x-forwarded-for': someIp(), ...opts.headers } });
+}
 
 describe('social sign-in through a generic OpenID provider', () => {
   let app: TestApp;
@@ -579,5 +587,52 @@ describe('social sign-in through a generic OpenID provider', () => {
     const limited = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: { 'x-forwarded-for': ip } });
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBeTruthy();
+  });
+
+  it('counts the providers’ configuration toward /api/v1/auth/oauth/*: the 31st call in a minute is 429 RATE_LIMITED', async () => {
+    const ip = someIp();
+    const from = { 'x-forwarded-for': ip };
+    const path = '/api/v1/auth/oauth/providers/oidc';
+    const body = { client_id: 'identity-service', issuer: idp.issuer, display_name: 'Acme ID' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      statuses.push((await call(app, 'PUT', path, { token: ws.apiKey, body, headers: from })).status);
+      statuses.push((await call(app, 'GET', path, { token: ws.apiKey, headers: from })).status);
+      statuses.push((await call(app, 'GET', '/api/v1/auth/oauth/providers', { headers: { ...from, 'x-tenant-id': ws.id } })).status);
+    }
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    const limited = await call(app, 'PUT', path, { token: ws.apiKey, body, headers: from });
+    expect([limited.status, limited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('ratelimit-limit')).toBe('30');
+    // Counted per address before the credential is read: without one it is still 429, and so is the exchange.
+    expect((await call(app, 'GET', path, { headers: from })).status).toBe(429);
+    expect((await call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: { code: 'x' }, headers: from })).status).toBe(429);
+    // Another address has its own count.
+    expect((await call(app, 'GET', path, { token: ws.apiKey, headers: { 'x-forwarded-for': someIp() } })).status).toBe(200);
+  });
+
+  it('keeps SSO on a count of its own: SSO calls do not spend the social budget, nor the other way round', async () => {
+    const ip = someIp();
+    const from = { 'x-forwarded-for': ip };
+    const sso: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      sso.push(
+        (await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=someone@nosso.example`, { headers: from })).status,
+      );
+    }
+    expect(new Set(sso)).toEqual(new Set([404]));
+    const ssoLimited = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=someone@nosso.example`, {
+      headers: from,
+    });
+    expect([ssoLimited.status, ssoLimited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    expect(ssoLimited.headers.get('retry-after')).toBeTruthy();
+    // The same address still has all 30 social calls.
+    const social: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      social.push((await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: from })).status);
+    }
+    expect(new Set(social)).toEqual(new Set([302]));
+    expect((await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: from })).status).toBe(429);
   });
 });
