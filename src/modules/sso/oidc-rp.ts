@@ -61,6 +61,67 @@ export async function providerConfiguration(endpoint: ProviderEndpoint, options:
   return config;
 }
 
+/**
+ * The identity provider is down: it could not be reached, answered 5xx, or did not answer in time. A
+ * 503 to retry where the caller waits for an answer (a start); on a callback the app hears RFC 6749's
+ * `temporarily_unavailable` (§4.1.2.1), not a refusal.
+ */
+export class ProviderUnavailable extends AppError {
+  constructor(origin: string, cause: unknown) {
+    super('UNAVAILABLE', `The identity provider at ${origin} could not be reached; try again later`, {
+      headers: { 'Retry-After': '30' },
+      cause,
+    });
+  }
+}
+
+/** Socket and name-resolution failures (Node's and undici's codes): no answer came. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'OAUTH_TIMEOUT',
+  'OAUTH_ABORT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+/**
+ * Whether an error of a call to a provider, or one of its causes, says the provider is down rather
+ * than that it refused: a network failure, a timeout, or a 5xx answer (openid-client keeps the status
+ * of an OAuth error body, and the Response itself for an answer it could not read).
+ */
+export function isProviderDown(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
+    if (current instanceof Response) return current.status >= 500;
+    const { code, name, message, status } = current as { code?: unknown; name?: unknown; message?: unknown; status?: unknown };
+    if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+    if (name === 'TimeoutError' || name === 'AbortError') return true;
+    if (current instanceof TypeError && message === 'fetch failed') return true;
+    if (typeof status === 'number' && status >= 500) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** Runs a call to the provider at `origin`; its being down becomes `ProviderUnavailable`, anything else stays as it is. */
+export async function askProvider<T>(origin: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof AppError || !isProviderDown(error)) throw error;
+    throw new ProviderUnavailable(origin, error);
+  }
+}
+
 /** Discovery at sign-in: a provider that cannot be reached, or answers nonsense, is a 503 to retry, not a 500. */
 async function discover(issuer: URL, clientId: string, clientSecret: string, options: RpOptions): Promise<client.Configuration> {
   try {
@@ -69,10 +130,7 @@ async function discover(issuer: URL, clientId: string, clientSecret: string, opt
       timeout: 5,
     });
   } catch (error) {
-    throw new AppError('UNAVAILABLE', `The identity provider at ${issuer.origin} could not be reached; try again later`, {
-      headers: { 'Retry-After': '30' },
-      cause: error,
-    });
+    throw new ProviderUnavailable(issuer.origin, error);
   }
 }
 
@@ -151,18 +209,21 @@ export async function redeemCode(
   callbackUrl: URL,
   checks: { state: string; codeVerifier: string; nonce: string | null },
 ): Promise<ProviderIdentity> {
-  const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
-    expectedState: checks.state,
-    pkceCodeVerifier: checks.codeVerifier,
-    ...(checks.nonce ? { expectedNonce: checks.nonce } : {}),
-  });
+  const origin = new URL(config.serverMetadata().issuer).origin;
+  const tokens = await askProvider(origin, () =>
+    client.authorizationCodeGrant(config, callbackUrl, {
+      expectedState: checks.state,
+      pkceCodeVerifier: checks.codeVerifier,
+      ...(checks.nonce ? { expectedNonce: checks.nonce } : {}),
+    }),
+  );
   const claims = tokens.claims();
   if (!claims) {
     return { issuer: '', subject: '', email: null, emailVerified: false, profile: {}, accessToken: tokens.access_token };
   }
   let profile: Record<string, unknown> = { ...claims };
   if (config.serverMetadata().userinfo_endpoint) {
-    const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    const info = await askProvider(origin, () => client.fetchUserInfo(config, tokens.access_token, claims.sub));
     profile = { ...info, ...profile };
   }
   return {

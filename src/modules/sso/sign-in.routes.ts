@@ -26,7 +26,14 @@ import {
   startFlow,
   type CalledBackFlow,
 } from './external-sign-in.ts';
-import { authorizationRequest, providerConfiguration, redeemCode, rpOptions, type ProviderIdentity } from './oidc-rp.ts';
+import {
+  authorizationRequest,
+  providerConfiguration,
+  ProviderUnavailable,
+  redeemCode,
+  rpOptions,
+  type ProviderIdentity,
+} from './oidc-rp.ts';
 import { callbackUrl, enabledProvider, endpointOf, githubIdentity, issuerChosenByWorkspace, PRESETS } from './social.ts';
 import { SOCIAL_PROVIDERS, type SocialProviderName } from './social-provider.entity.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
@@ -141,6 +148,8 @@ async function workspaceOf(deps: AppDeps, req: Request): Promise<string> {
   return workspaceId;
 }
 
+const UNAVAILABLE_DESCRIPTION = 'The identity provider could not be reached or did not answer; try again later';
+
 /** Saves what the provider said: the account, its metadata, its organization; returns the user id. */
 type Provision = (scope: AuditScope) => Promise<string>;
 
@@ -166,8 +175,15 @@ async function finish(
     res.redirect(303, resultRedirect(flow.redirectUri, { code }, flow.flow.appState));
   } catch (error) {
     const { appError, internal } = toAppError(error);
-    if (internal) deps.log.warn('external sign-in refused', { error: error instanceof Error ? error.message : String(error) });
     const refusal = appError instanceof ProviderRefusal ? appError : undefined;
+    // Down (unreachable, 5xx, no answer in time) is not a refusal: RFC 6749's temporarily_unavailable, to retry.
+    const unavailable = appError instanceof ProviderUnavailable;
+    if (internal || unavailable) {
+      const cause = unavailable ? appError.cause : error;
+      deps.log.warn(unavailable ? 'external sign-in: the identity provider is down' : 'external sign-in refused', {
+        error: cause instanceof Error ? cause.message : String(cause),
+      });
+    }
     const failure = em.fork();
     failure.setFilterParams(TENANT_FILTER, { workspaceId: flow.workspaceId });
     recordAudit(
@@ -178,7 +194,7 @@ async function finish(
         details: {
           method: flow.kind,
           via: flow.flow.source,
-          reason: refusal ? 'provider_refused' : internal ? 'provider_error' : appError.appCode,
+          reason: refusal ? 'provider_refused' : unavailable ? 'provider_unavailable' : internal ? 'provider_error' : appError.appCode,
           ...(refusal ? { provider_error: refusal.providerError } : {}),
         },
       },
@@ -189,8 +205,12 @@ async function finish(
       resultRedirect(
         flow.redirectUri,
         {
-          error: refusal?.oauthError ?? 'access_denied',
-          error_description: internal ? 'The identity provider’s answer could not be verified' : appError.message,
+          error: refusal?.oauthError ?? (unavailable ? 'temporarily_unavailable' : 'access_denied'),
+          error_description: unavailable
+            ? UNAVAILABLE_DESCRIPTION
+            : internal
+              ? 'The identity provider’s answer could not be verified'
+              : appError.message,
         },
         flow.flow.appState,
       ),

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
@@ -573,6 +575,77 @@ describe('social sign-in through a generic OpenID provider', () => {
     const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}`);
     expect([res.status, res.body.error.code]).toEqual([503, 'UNAVAILABLE']);
     expect(res.headers.get('retry-after')).toBe('30');
+  });
+
+  it('tells the app temporarily_unavailable, not access_denied, when the provider’s token endpoint is down; a refusal stays access_denied', async () => {
+    // A provider whose discovery works and whose token endpoint answers as `token` says.
+    let token: 'down' | 'refuses' | 'unreachable' = 'down';
+    const server = createServer((req, res) => {
+      const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      if (req.url === '/.well-known/openid-configuration') {
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({
+            issuer,
+            authorization_endpoint: `${issuer}/authorize`,
+            token_endpoint: token === 'unreachable' ? 'http://127.0.0.1:9/token' : `${issuer}/token`,
+            jwks_uri: `${issuer}/jwks`,
+            response_types_supported: ['code'],
+            subject_types_supported: ['public'],
+            id_token_signing_alg_values_supported: ['RS256'],
+          }),
+        );
+        return;
+      }
+      if (req.url === '/token' && token === 'refuses') {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant' }));
+        return;
+      }
+      res.writeHead(503, { 'content-type': 'text/html' }).end('<h1>Service Unavailable</h1>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const own = await createWorkspace(app, 'Provider down');
+      const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const callback = async (clientId: string) => {
+        const put = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+          token: own.apiKey,
+          body: { client_id: clientId, client_secret: 's', issuer },
+        });
+        expect(put.status).toBeLessThan(300);
+        const started = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}&state=app-1`);
+        expect(started.status, JSON.stringify(started.body)).toBe(302);
+        const state = new URL(started.headers.get('location') as string).searchParams.get('state') as string;
+        const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/callback?code=provider-code&state=${encodeURIComponent(state)}`);
+        expect(res.status).toBe(303);
+        return new URL(res.headers.get('location') as string).searchParams;
+      };
+      const reasons = async () => {
+        const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', {
+          token: own.apiKey,
+        });
+        return audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason);
+      };
+
+      // Each case its own client id: discovery is kept per issuer and client.
+      const down = await callback('client-down');
+      expect(down.get('error')).toBe('temporarily_unavailable');
+      expect(down.get('error_description')).toMatch(/try again later/);
+      expect(down.get('state')).toBe('app-1');
+      expect(await reasons()).toEqual(['provider_unavailable']);
+
+      token = 'unreachable';
+      expect((await callback('client-unreachable')).get('error')).toBe('temporarily_unavailable');
+      expect(await reasons()).toEqual(['provider_unavailable', 'provider_unavailable']);
+
+      token = 'refuses';
+      const refused = await callback('client-refuses');
+      expect(refused.get('error')).toBe('access_denied');
+      expect((await reasons())[0]).not.toBe('provider_unavailable');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('limits social sign-in calls to 30 per minute per IP', async () => {

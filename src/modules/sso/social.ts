@@ -7,7 +7,7 @@ import { newId } from '../../core/ids.ts';
 import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
 import { mask } from './connections.ts';
 import type { ServerMetadata } from 'openid-client';
-import type { ProviderEndpoint, ProviderIdentity } from './oidc-rp.ts';
+import { askProvider, ProviderUnavailable, type ProviderEndpoint, type ProviderIdentity } from './oidc-rp.ts';
 import { SOCIAL_PROVIDERS, SocialProvider, type SocialProviderName } from './social-provider.entity.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
 
@@ -264,10 +264,14 @@ interface GitHubEmail {
 export async function githubIdentity(row: SocialProvider, accessToken: string): Promise<ProviderIdentity> {
   const api = row.config.issuer ? `${row.config.issuer}/api/v3` : (PRESETS.github.oauth?.api as string);
   const headers = { authorization: `Bearer ${accessToken}`, accept: 'application/vnd.github+json', 'user-agent': 'identity-service' };
-  const [userRes, emailsRes] = await Promise.all([
-    fetch(`${api}/user`, { headers, signal: AbortSignal.timeout(5000) }),
-    fetch(`${api}/user/emails`, { headers, signal: AbortSignal.timeout(5000) }),
-  ]);
+  const [userRes, emailsRes] = await askProvider(new URL(api).origin, () =>
+    Promise.all([
+      fetch(`${api}/user`, { headers, signal: AbortSignal.timeout(5000) }),
+      fetch(`${api}/user/emails`, { headers, signal: AbortSignal.timeout(5000) }),
+    ]),
+  );
+  const down = [userRes, emailsRes].find((res) => res.status >= 500);
+  if (down) throw new ProviderUnavailable(new URL(api).origin, down);
   if (!userRes.ok || !emailsRes.ok) throw new AppError('UNAUTHORIZED', 'GitHub did not return the user’s profile');
   const user = (await userRes.json()) as Record<string, unknown>;
   const emails = (await emailsRes.json()) as GitHubEmail[];
