@@ -36,6 +36,8 @@ import { attemptedEmail, recordRateLimitedAttempt } from './rate-limited-attempt
  * - `refusedTarget`: the target a refusal's row names, found from the call's raw input; it answers
  *   only with a row of the caller's workspace (an id of another one is not this log's to show).
  * - `conflict`: when the call answers 409 CONFLICT, in a few words (the OpenAPI document says so).
+ * - `notFound: false`: the call never answers 404 though its body names an id (`challenge_id`, checked
+ *   against the `mfa_token` it comes with), so the OpenAPI document lists none.
  * - `permission`: set by `managementProcedure`, what the call needs (tests read it).
  */
 export type Meta = OpenApiMeta<{
@@ -49,6 +51,7 @@ export type Meta = OpenApiMeta<{
   tenantHeader?: true;
   audit?: string;
   conflict?: string;
+  notFound?: false;
   refusedTarget?: (em: EntityManager, rawInput: unknown) => Promise<AuditTarget | undefined>;
   permission?: Permission;
 }>;
