@@ -441,7 +441,8 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     '/api/v1/auth/sso/saml/:organizationId/acs',
     express.urlencoded({ extended: false, limit: '512kb' }),
     handler(deps, async (req, res) => {
-      const body = req.body as Record<string, unknown>;
+      // Not a form (JSON, no body at all): nothing was parsed, and the post lacks what it needs (400).
+      const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
       const relayState = typeof body.RelayState === 'string' ? body.RelayState : '';
       const samlResponse = typeof body.SAMLResponse === 'string' ? body.SAMLResponse : '';
       if (!relayState || !samlResponse)
