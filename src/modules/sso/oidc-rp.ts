@@ -3,6 +3,7 @@ import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { sha256 } from '../../core/secrets.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
+import { outboundFetch, outboundTargetProblem, privateTargetIn } from '../../core/outbound.ts';
 
 /** An OpenID provider (or a plain OAuth 2.0 one, like GitHub) this service signs users in through. */
 export interface ProviderEndpoint {
@@ -16,14 +17,24 @@ export interface ProviderEndpoint {
   endpoints?: { authorization: string; token: string };
 }
 
-/** http:// identity providers are for tests and local development only. */
+/**
+ * http:// identity providers are for tests and local development only; so are providers at loopback
+ * and private addresses (`ALLOW_PRIVATE_IDP_TARGETS`).
+ */
 export function rpOptions(deps: AppDeps): RpOptions {
-  return { allowInsecure: deps.config.NODE_ENV !== 'production' };
+  return { allowInsecure: deps.config.NODE_ENV !== 'production', allowPrivate: deps.config.ALLOW_PRIVATE_IDP_TARGETS };
 }
 
 export interface RpOptions {
   /** http:// issuers (tests and local development only). */
   allowInsecure: boolean;
+  /** Providers (and the endpoints their discovery names) at loopback and private addresses. */
+  allowPrivate: boolean;
+}
+
+/** The fetch every call to a provider makes: customer-named servers, so public addresses only unless allowed. */
+function fetchFor(options: RpOptions): client.CustomFetch {
+  return outboundFetch({ allowPrivate: options.allowPrivate });
 }
 
 const DISCOVERY_TTL_MS = 10 * 60 * 1000;
@@ -34,12 +45,19 @@ const discovered = new Map<string, { config: client.Configuration; until: number
  * the document must equal the one configured), then kept ten minutes per issuer and client.
  */
 export async function providerConfiguration(endpoint: ProviderEndpoint, options: RpOptions): Promise<client.Configuration> {
-  const key = `${endpoint.issuer ?? endpoint.endpoints?.authorization}|${endpoint.clientId}|${sha256(endpoint.clientSecret)}`;
+  const key = [
+    endpoint.issuer ?? endpoint.endpoints?.authorization,
+    endpoint.clientId,
+    sha256(endpoint.clientSecret),
+    options.allowInsecure,
+    options.allowPrivate,
+  ].join('|');
   const hit = discovered.get(key);
   if (hit && hit.until > Date.now()) return hit.config;
   let config: client.Configuration;
   if (endpoint.metadata) {
     config = new client.Configuration(endpoint.metadata, endpoint.clientId, endpoint.clientSecret);
+    config[client.customFetch] = fetchFor(options);
   } else if (endpoint.issuer) {
     config = await discover(new URL(endpoint.issuer), endpoint.clientId, endpoint.clientSecret, options);
   } else if (endpoint.endpoints) {
@@ -53,6 +71,7 @@ export async function providerConfiguration(endpoint: ProviderEndpoint, options:
       { client_secret: endpoint.clientSecret },
       client.ClientSecretPost(endpoint.clientSecret),
     );
+    config[client.customFetch] = fetchFor(options);
     if (options.allowInsecure) client.allowInsecureRequests(config);
   } else {
     throw new AppError('BAD_REQUEST', 'The provider has neither an issuer nor endpoints');
@@ -117,6 +136,8 @@ export async function askProvider<T>(origin: string, run: () => Promise<T>): Pro
   try {
     return await run();
   } catch (error) {
+    const refused = privateTargetIn(error);
+    if (refused) throw refused;
     if (error instanceof AppError || !isProviderDown(error)) throw error;
     throw new ProviderUnavailable(origin, error);
   }
@@ -128,9 +149,10 @@ async function discover(issuer: URL, clientId: string, clientSecret: string, opt
     return await client.discovery(issuer, clientId, clientSecret, undefined, {
       execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
       timeout: 5,
+      [client.customFetch]: fetchFor(options),
     });
   } catch (error) {
-    throw new ProviderUnavailable(issuer.origin, error);
+    throw privateTargetIn(error) ?? new ProviderUnavailable(issuer.origin, error);
   }
 }
 
@@ -146,17 +168,31 @@ export async function testOidcIssuer(issuer: string, clientId: string, clientSec
     return 'The issuer must be a URL such as https://idp.example.com';
   }
   if (url.protocol !== 'https:' && !(options.allowInsecure && url.protocol === 'http:')) return 'The issuer must use https://';
+  const problem = await outboundTargetProblem(url.href, options);
+  if (problem) return `The issuer ${problem}`;
   try {
     const config = await client.discovery(url, clientId, clientSecret, undefined, {
       execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
       timeout: 5,
+      [client.customFetch]: fetchFor(options),
     });
     const metadata = config.serverMetadata();
     if (!metadata.authorization_endpoint || !metadata.token_endpoint || !metadata.jwks_uri) {
       return 'The provider’s discovery document lacks an authorization, token or JWKS endpoint';
     }
+    // The endpoints this service calls (the authorization endpoint is the browser's to visit).
+    for (const [name, endpoint] of [
+      ['token endpoint', metadata.token_endpoint],
+      ['JWKS endpoint', metadata.jwks_uri],
+      ['userinfo endpoint', metadata.userinfo_endpoint],
+    ] as const) {
+      const refused = endpoint ? await outboundTargetProblem(endpoint, options) : null;
+      if (refused) return `The provider’s ${name} ${refused}`;
+    }
     return null;
   } catch (error) {
+    const refused = privateTargetIn(error);
+    if (refused) return refused.message;
     const reason = error instanceof Error ? error.message : String(error);
     return `Could not read a valid OpenID configuration from ${issuer}/.well-known/openid-configuration: ${reason}`;
   }

@@ -237,7 +237,7 @@ async function socialIdentity(
     nonce: flow.flow.nonce ?? null,
   });
   return {
-    identity: PRESETS[row.provider].oauth ? await githubIdentity(row, identity.accessToken) : identity,
+    identity: PRESETS[row.provider].oauth ? await githubIdentity(row, identity.accessToken, rpOptions(deps)) : identity,
     issuerChosenByWorkspace: issuerChosenByWorkspace(row),
   };
 }

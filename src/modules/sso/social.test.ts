@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
+import { lookup } from 'node:dns/promises';
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { URI, type TOTP } from 'otpauth';
@@ -24,7 +26,7 @@ describe('social sign-in through a generic OpenID provider', () => {
   let base: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
     ws = await createWorkspace(app, 'Social');
     base = app.deps.config.BASE_URL;
     idp = await startTestIdp([
@@ -707,5 +709,76 @@ describe('social sign-in through a generic OpenID provider', () => {
     }
     expect(new Set(social)).toEqual(new Set([302]));
     expect((await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: from })).status).toBe(429);
+  });
+});
+
+describe('identity providers at loopback and private addresses, ALLOW_PRIVATE_IDP_TARGETS off', () => {
+  let strict: TestApp;
+  let lenient: TestApp;
+  let provider: Server;
+  let requests = 0;
+  let port = 0;
+
+  beforeAll(async () => {
+    strict = await startTestApp();
+    lenient = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
+    provider = createServer((_req, res) => {
+      requests += 1;
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    port = (provider.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    provider.closeAllConnections();
+    await new Promise<void>((resolve) => provider.close(() => resolve()));
+    await strict.close();
+    await lenient.close();
+  });
+
+  it('refuses them when saved: 400 naming the field', async () => {
+    const ws = await createWorkspace(strict, 'Private IdP');
+    const local = hostname();
+    // This machine's own name resolves to a loopback address (/etc/hosts): a name that is not an IP.
+    expect((await lookup(local, { all: true })).every((a) => a.address.startsWith('127.') || a.address === '::1')).toBe(true);
+    for (const [name, body, path] of [
+      ['oidc', { issuer: `http://127.0.0.1:${port}` }, 'issuer'],
+      ['oidc', { issuer: `http://${local}:${port}` }, 'issuer'],
+      ['oidc', { issuer: 'http://localhost:8080/realms/x' }, 'issuer'],
+      ['oidc', { issuer: 'http://[::1]/x' }, 'issuer'],
+      ['microsoft', { issuer: 'http://169.254.169.254/latest' }, 'issuer'],
+      ['github', { github_base_url: 'http://10.0.0.1' }, 'github_base_url'],
+    ] as const) {
+      const res = await call(strict, 'PUT', `/api/v1/auth/oauth/providers/${name}`, {
+        token: ws.apiKey,
+        body: { client_id: 'c', client_secret: 's', ...body },
+      });
+      expect([res.status, res.body.error?.code, res.body.error?.details?.[0]?.path], JSON.stringify(body)).toEqual([
+        400,
+        'BAD_REQUEST',
+        path,
+      ]);
+      expect(res.body.error.message).toMatch(/loopback, private/);
+    }
+    expect((await call(strict, 'GET', '/api/v1/auth/oauth/providers/oidc', { token: ws.apiKey })).status).toBe(404);
+    expect(requests).toBe(0);
+  });
+
+  it('refuses them again at use time, after DNS: a provider saved where they were allowed is never called', async () => {
+    const ws = await createWorkspace(lenient, 'Saved while allowed');
+    // A name, not an IP: only the lookup at connection time can tell it is loopback.
+    const saved = await call(lenient, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+      token: ws.apiKey,
+      body: { client_id: 'c', client_secret: 's', issuer: `http://${hostname()}:${port}` },
+    });
+    expect(saved.status).toBe(201);
+    const start = await call(strict, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`);
+    expect([start.status, start.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(start.body.error.message).toMatch(/loopback, private/);
+    expect(requests).toBe(0);
+    // The deployment that allows them does call it (and finds no OpenID configuration there).
+    const allowed = await call(lenient, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`);
+    expect(allowed.status).toBe(503);
+    expect(requests).toBeGreaterThan(0);
   });
 });

@@ -59,6 +59,8 @@ export const ssoRouter = router({
       },
       createsOnPut: true,
       audit: 'social_provider.update',
+      // The issuer's address is checked (a DNS lookup) before the transaction opens.
+      ownTransaction: true,
     })
     .input(putProviderInput)
     .output(providerOutput)

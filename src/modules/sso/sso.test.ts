@@ -15,7 +15,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
   let base: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
     ws = await createWorkspace(app, 'SSO');
     base = app.deps.config.BASE_URL;
     idp = await startTestIdp([
@@ -199,6 +199,33 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
 
     const noOrg = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=someone@unknown.example`);
     expect(noOrg.status).toBe(404);
+  });
+
+  it('refuses an OpenID connection at a loopback or private address unless ALLOW_PRIVATE_IDP_TARGETS: when saved, and when used', async () => {
+    const strict = await startTestApp();
+    try {
+      const org = await organization('Private IdP', 'private-idp.example');
+      // Saved by a deployment that allows it (as this file's does), used by one that does not: never called.
+      await connectTestIdp(org);
+      const start = await call(strict, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=jo@private-idp.example`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect([start.status, start.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+      expect(start.body.error.message).toMatch(/loopback, private/);
+
+      // Its Admin Portal refuses to save one, with the reason.
+      const link = await call(strict, 'POST', '/api/v1/organizations/portal-link', { token: ws.apiKey, body: { organization_id: org } });
+      const opened = await call(strict, 'GET', onApp(link.body.data.link));
+      const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const refused = await call(strict, 'POST', '/portal/sso/oidc', {
+        raw: new URLSearchParams({ issuer: idp.issuer, client_id: 'acme-app', client_secret: 'acme-idp-secret' }).toString(),
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatch(/loopback, private/);
+    } finally {
+      await strict.close();
+    }
   });
 
   it('matches an internationalised email domain to the organization in either form, and keeps the account in punycode', async () => {
