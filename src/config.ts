@@ -117,6 +117,15 @@ const configSchema = z.object({
     .enum(['true', 'false', '1', '0'])
     .default('false')
     .transform((v) => v === 'true' || v === '1'),
+  /**
+   * Lets the identity providers a workspace or an organization names (a generic OpenID provider, a
+   * Microsoft tenant, GitHub Enterprise, an SSO connection) be reached at loopback and private
+   * addresses (local development and tests only).
+   */
+  ALLOW_PRIVATE_IDP_TARGETS: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
   /** Prefix of rate-limit keys in Redis; lets several deployments (or test runs) share one Redis. */
   RATE_LIMIT_PREFIX: z.string().min(1).default('rl'),
   /** Time one action may run at sign-in (top level and handler), milliseconds. */

@@ -3,6 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_FILES } from '../scripts/schema-files.ts';
 import { buildOpenApiDocument } from '../src/core/openapi.ts';
+import { externalSignInRoutes } from '../src/modules/sso/sign-in.routes.ts';
 import { startTestApp } from './helpers/app.ts';
 import { call } from './helpers/http.ts';
 
@@ -83,6 +84,55 @@ describe('generated contracts', () => {
     expect(statuses('get', '/api/v1/users')).not.toContain('404');
     expect(statuses('post', '/api/v1/webhooks/')).not.toContain('409');
     expect(Object.keys(doc.components?.schemas ?? {}).filter((name) => name.startsWith('error.'))).toEqual([]);
+  });
+
+  it('serves a document with every browser sign-in route (the SSO and social callbacks, SAML), and no 404 where none can come', async () => {
+    const app = await startTestApp();
+    try {
+      const res = await call(app, 'GET', '/api/v1/openapi.json');
+      expect(res.status).toBe(200);
+      const paths = res.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      // Every method and path the sign-in router answers (not its 405s), read from the router itself.
+      type Layer = { route?: { path: string | string[]; methods: Record<string, boolean> } };
+      const routes = (externalSignInRoutes(app.deps) as unknown as { stack: Layer[] }).stack.flatMap((layer) =>
+        layer.route && !layer.route.methods._all
+          ? [layer.route.path]
+              .flat()
+              .flatMap((path) => Object.keys(layer.route?.methods ?? {}).map((method) => `${method} ${path.replace(/:(\w+)/g, '{$1}')}`))
+          : [],
+      );
+      expect(routes).toEqual(
+        expect.arrayContaining([
+          'get /api/v1/auth/oauth/{provider}/callback',
+          'get /api/v1/auth/sso/oidc/callback',
+          'get /api/v1/auth/sso/saml/{organizationId}/metadata',
+          'post /api/v1/auth/sso/saml/{organizationId}/acs',
+        ]),
+      );
+      for (const route of routes) {
+        const [method, path] = route.split(' ') as [string, string];
+        expect(paths[path]?.[method], route).toBeDefined();
+      }
+      const acs = paths['/api/v1/auth/sso/saml/{organizationId}/acs']?.post as unknown as {
+        requestBody: { content: Record<string, unknown> };
+        responses: Record<string, unknown>;
+      };
+      expect(Object.keys(acs.requestBody.content)).toEqual(['application/x-www-form-urlencoded']);
+      expect(Object.keys(acs.responses)).toEqual(expect.arrayContaining(['303', '400', '401', '429']));
+      expect(Object.keys(paths['/api/v1/auth/sso/oidc/callback']?.get?.responses ?? {})).toEqual(
+        expect.arrayContaining(['303', '400', '401', '429']),
+      );
+      // mfa/verify names a challenge_id, but an unknown one (or token) is 401 INVALID_TOKEN, never 404.
+      expect(Object.keys(paths['/api/v1/auth/mfa/verify']?.post?.responses ?? {})).not.toContain('404');
+      const verify = await call(app, 'POST', '/api/v1/auth/mfa/verify', {
+        body: { mfa_token: 'mfa_nothing', code: '123456', challenge_id: 'mfc_nothing' },
+      });
+      expect(verify.status).not.toBe(404);
+      // Calls whose body ids may name nothing keep theirs.
+      expect(Object.keys(paths['/api/v1/roles/assign']?.post?.responses ?? {})).toContain('404');
+    } finally {
+      await app.close();
+    }
   });
 
   it('describes the bodies the browser routes refuse with: the envelope on /api/v1, RFC 6749 JSON (or a page for browsers) on /oauth', async () => {

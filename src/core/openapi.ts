@@ -99,6 +99,7 @@ function namesAnId(schema: unknown, schemas: Record<string, unknown>, seen = new
 
 /** Why a call can answer 404, or nothing when it cannot: it names something that may not exist. */
 function notFoundReason(operation: Json, meta: Meta, path: string, schemas: Record<string, unknown>): string | undefined {
+  if (meta.notFound === false) return undefined;
   const parameters = (operation.parameters as { in: string }[] | undefined) ?? [];
   if (parameters.some((p) => p.in === 'path')) return 'NOT_FOUND: the id in the path names nothing in the workspace';
   const content = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;

@@ -10,7 +10,13 @@ export const LIMITS = {
   password: { points: 10, duration: 60 },
   /** Not in the spec's table: invitation tokens are guessed no faster than reset tokens, on their own count. */
   invitationAccept: { points: 10, duration: 60 },
+  /** `/api/v1/auth/oauth/*`: every route under the prefix (sign-in, callback, exchange, the providers' configuration). */
   socialAuth: { points: 30, duration: 60 },
+  /**
+   * Not in the spec's table: the SSO browser routes (`/api/v1/auth/sso/*`) at the same rate on their own
+   * count, so an organization's SSO traffic does not spend the social budget, nor the other way round.
+   */
+  ssoAuth: { points: 30, duration: 60 },
   mfaVerify: { points: 5, duration: 300 },
   oauthToken: { points: 60, duration: 60 },
 } as const;

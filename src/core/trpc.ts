@@ -36,6 +36,8 @@ import { attemptedEmail, recordRateLimitedAttempt } from './rate-limited-attempt
  * - `refusedTarget`: the target a refusal's row names, found from the call's raw input; it answers
  *   only with a row of the caller's workspace (an id of another one is not this log's to show).
  * - `conflict`: when the call answers 409 CONFLICT, in a few words (the OpenAPI document says so).
+ * - `notFound: false`: the call never answers 404 though its body names an id (`challenge_id`, checked
+ *   against the `mfa_token` it comes with), so the OpenAPI document lists none.
  * - `permission`: set by `managementProcedure`, what the call needs (tests read it).
  */
 export type Meta = OpenApiMeta<{
@@ -55,6 +57,7 @@ export type Meta = OpenApiMeta<{
   tenantHeader?: true;
   audit?: string;
   conflict?: string;
+  notFound?: false;
   refusedTarget?: (em: EntityManager, rawInput: unknown) => Promise<AuditTarget | undefined>;
   permission?: Permission;
 }>;
@@ -259,10 +262,13 @@ export const authenticatedProcedure = base
 /**
  * Management calls: an API key, or a user whose roles grant `permission`. One layer resolves the
  * credential, checks the permission and, for a call that names its `audit` type, records a refusal.
+ * A named `limit` counts every call from the address first, before the credential is read, as the
+ * spec's per-IP limits do (a path under `/api/v1/auth/oauth/*` counts whoever calls it).
  */
-export function managementProcedure(permission: Permission) {
+export function managementProcedure(permission: Permission, limit?: LimitName) {
   return base
     .meta({ permission })
+    .use(limit ? rateLimit(limit) : noLimit)
     .use(async ({ ctx, meta, next, getRawInput }) => {
       const principal: Principal = await authenticate(ctx.deps, ctx.authorization);
       ctx.em.setFilterParams(TENANT_FILTER, { workspaceId: principal.workspaceId });

@@ -69,6 +69,8 @@ export const mfaRouter = router({
         tags: ['auth'],
         summary: 'Complete a sign-in challenge with mfa_token and a code',
       },
+      // An unknown mfa_token or challenge_id, or another workspace's, is 401 INVALID_TOKEN: nothing is 404.
+      notFound: false,
     })
     .input(mfaVerifyInput)
     .output(tokensOutput)

@@ -19,7 +19,7 @@ describe('social sign-in with the GitHub preset', () => {
   const issued = new Map<string, string>();
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
     ws = await createWorkspace(app, 'GitHub');
     github = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://github.test');

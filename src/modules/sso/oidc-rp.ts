@@ -3,6 +3,7 @@ import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { sha256 } from '../../core/secrets.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
+import { outboundFetch, outboundTargetProblem, privateTargetIn } from '../../core/outbound.ts';
 
 /** An OpenID provider (or a plain OAuth 2.0 one, like GitHub) this service signs users in through. */
 export interface ProviderEndpoint {
@@ -16,14 +17,24 @@ export interface ProviderEndpoint {
   endpoints?: { authorization: string; token: string };
 }
 
-/** http:// identity providers are for tests and local development only. */
+/**
+ * http:// identity providers are for tests and local development only; so are providers at loopback
+ * and private addresses (`ALLOW_PRIVATE_IDP_TARGETS`).
+ */
 export function rpOptions(deps: AppDeps): RpOptions {
-  return { allowInsecure: deps.config.NODE_ENV !== 'production' };
+  return { allowInsecure: deps.config.NODE_ENV !== 'production', allowPrivate: deps.config.ALLOW_PRIVATE_IDP_TARGETS };
 }
 
 export interface RpOptions {
   /** http:// issuers (tests and local development only). */
   allowInsecure: boolean;
+  /** Providers (and the endpoints their discovery names) at loopback and private addresses. */
+  allowPrivate: boolean;
+}
+
+/** The fetch every call to a provider makes: customer-named servers, so public addresses only unless allowed. */
+function fetchFor(options: RpOptions): client.CustomFetch {
+  return outboundFetch({ allowPrivate: options.allowPrivate });
 }
 
 const DISCOVERY_TTL_MS = 10 * 60 * 1000;
@@ -34,12 +45,19 @@ const discovered = new Map<string, { config: client.Configuration; until: number
  * the document must equal the one configured), then kept ten minutes per issuer and client.
  */
 export async function providerConfiguration(endpoint: ProviderEndpoint, options: RpOptions): Promise<client.Configuration> {
-  const key = `${endpoint.issuer ?? endpoint.endpoints?.authorization}|${endpoint.clientId}|${sha256(endpoint.clientSecret)}`;
+  const key = [
+    endpoint.issuer ?? endpoint.endpoints?.authorization,
+    endpoint.clientId,
+    sha256(endpoint.clientSecret),
+    options.allowInsecure,
+    options.allowPrivate,
+  ].join('|');
   const hit = discovered.get(key);
   if (hit && hit.until > Date.now()) return hit.config;
   let config: client.Configuration;
   if (endpoint.metadata) {
     config = new client.Configuration(endpoint.metadata, endpoint.clientId, endpoint.clientSecret);
+    config[client.customFetch] = fetchFor(options);
   } else if (endpoint.issuer) {
     config = await discover(new URL(endpoint.issuer), endpoint.clientId, endpoint.clientSecret, options);
   } else if (endpoint.endpoints) {
@@ -53,6 +71,7 @@ export async function providerConfiguration(endpoint: ProviderEndpoint, options:
       { client_secret: endpoint.clientSecret },
       client.ClientSecretPost(endpoint.clientSecret),
     );
+    config[client.customFetch] = fetchFor(options);
     if (options.allowInsecure) client.allowInsecureRequests(config);
   } else {
     throw new AppError('BAD_REQUEST', 'The provider has neither an issuer nor endpoints');
@@ -61,18 +80,79 @@ export async function providerConfiguration(endpoint: ProviderEndpoint, options:
   return config;
 }
 
+/**
+ * The identity provider is down: it could not be reached, answered 5xx, or did not answer in time. A
+ * 503 to retry where the caller waits for an answer (a start); on a callback the app hears RFC 6749's
+ * `temporarily_unavailable` (§4.1.2.1), not a refusal.
+ */
+export class ProviderUnavailable extends AppError {
+  constructor(origin: string, cause: unknown) {
+    super('UNAVAILABLE', `The identity provider at ${origin} could not be reached; try again later`, {
+      headers: { 'Retry-After': '30' },
+      cause,
+    });
+  }
+}
+
+/** Socket and name-resolution failures (Node's and undici's codes): no answer came. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'OAUTH_TIMEOUT',
+  'OAUTH_ABORT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+/**
+ * Whether an error of a call to a provider, or one of its causes, says the provider is down rather
+ * than that it refused: a network failure, a timeout, or a 5xx answer (openid-client keeps the status
+ * of an OAuth error body, and the Response itself for an answer it could not read).
+ */
+export function isProviderDown(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
+    if (current instanceof Response) return current.status >= 500;
+    const { code, name, message, status } = current as { code?: unknown; name?: unknown; message?: unknown; status?: unknown };
+    if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+    if (name === 'TimeoutError' || name === 'AbortError') return true;
+    if (current instanceof TypeError && message === 'fetch failed') return true;
+    if (typeof status === 'number' && status >= 500) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** Runs a call to the provider at `origin`; its being down becomes `ProviderUnavailable`, anything else stays as it is. */
+export async function askProvider<T>(origin: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const refused = privateTargetIn(error);
+    if (refused) throw refused;
+    if (error instanceof AppError || !isProviderDown(error)) throw error;
+    throw new ProviderUnavailable(origin, error);
+  }
+}
+
 /** Discovery at sign-in: a provider that cannot be reached, or answers nonsense, is a 503 to retry, not a 500. */
 async function discover(issuer: URL, clientId: string, clientSecret: string, options: RpOptions): Promise<client.Configuration> {
   try {
     return await client.discovery(issuer, clientId, clientSecret, undefined, {
       execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
       timeout: 5,
+      [client.customFetch]: fetchFor(options),
     });
   } catch (error) {
-    throw new AppError('UNAVAILABLE', `The identity provider at ${issuer.origin} could not be reached; try again later`, {
-      headers: { 'Retry-After': '30' },
-      cause: error,
-    });
+    throw privateTargetIn(error) ?? new ProviderUnavailable(issuer.origin, error);
   }
 }
 
@@ -88,17 +168,31 @@ export async function testOidcIssuer(issuer: string, clientId: string, clientSec
     return 'The issuer must be a URL such as https://idp.example.com';
   }
   if (url.protocol !== 'https:' && !(options.allowInsecure && url.protocol === 'http:')) return 'The issuer must use https://';
+  const problem = await outboundTargetProblem(url.href, options);
+  if (problem) return `The issuer ${problem}`;
   try {
     const config = await client.discovery(url, clientId, clientSecret, undefined, {
       execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
       timeout: 5,
+      [client.customFetch]: fetchFor(options),
     });
     const metadata = config.serverMetadata();
     if (!metadata.authorization_endpoint || !metadata.token_endpoint || !metadata.jwks_uri) {
       return 'The provider’s discovery document lacks an authorization, token or JWKS endpoint';
     }
+    // The endpoints this service calls (the authorization endpoint is the browser's to visit).
+    for (const [name, endpoint] of [
+      ['token endpoint', metadata.token_endpoint],
+      ['JWKS endpoint', metadata.jwks_uri],
+      ['userinfo endpoint', metadata.userinfo_endpoint],
+    ] as const) {
+      const refused = endpoint ? await outboundTargetProblem(endpoint, options) : null;
+      if (refused) return `The provider’s ${name} ${refused}`;
+    }
     return null;
   } catch (error) {
+    const refused = privateTargetIn(error);
+    if (refused) return refused.message;
     const reason = error instanceof Error ? error.message : String(error);
     return `Could not read a valid OpenID configuration from ${issuer}/.well-known/openid-configuration: ${reason}`;
   }
@@ -151,18 +245,21 @@ export async function redeemCode(
   callbackUrl: URL,
   checks: { state: string; codeVerifier: string; nonce: string | null },
 ): Promise<ProviderIdentity> {
-  const tokens = await client.authorizationCodeGrant(config, callbackUrl, {
-    expectedState: checks.state,
-    pkceCodeVerifier: checks.codeVerifier,
-    ...(checks.nonce ? { expectedNonce: checks.nonce } : {}),
-  });
+  const origin = new URL(config.serverMetadata().issuer).origin;
+  const tokens = await askProvider(origin, () =>
+    client.authorizationCodeGrant(config, callbackUrl, {
+      expectedState: checks.state,
+      pkceCodeVerifier: checks.codeVerifier,
+      ...(checks.nonce ? { expectedNonce: checks.nonce } : {}),
+    }),
+  );
   const claims = tokens.claims();
   if (!claims) {
     return { issuer: '', subject: '', email: null, emailVerified: false, profile: {}, accessToken: tokens.access_token };
   }
   let profile: Record<string, unknown> = { ...claims };
   if (config.serverMetadata().userinfo_endpoint) {
-    const info = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    const info = await askProvider(origin, () => client.fetchUserInfo(config, tokens.access_token, claims.sub));
     profile = { ...info, ...profile };
   }
   return {

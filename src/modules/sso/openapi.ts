@@ -1,6 +1,7 @@
 /**
- * The browser sign-in routes in the OpenAPI document (CONTRACT: it describes every path of the spec's
- * tables). They are Express routes that redirect, not procedures, so they are written out here.
+ * The browser sign-in routes in the OpenAPI document (CONTRACT: it describes every method and path,
+ * the callbacks among them). They are Express routes (sign-in.routes.ts) that redirect, not
+ * procedures, so they are written out here: every route under /api/v1/auth/oauth/ and /api/v1/auth/sso/.
  */
 type Json = Record<string, unknown>;
 
@@ -22,6 +23,11 @@ const error = (description: string): Json => ({
 const BAD_REQUEST = error('BAD_REQUEST: no workspace named, a redirect_uri that is not allowed, a malformed state or code_challenge');
 const INVALID_TOKEN = error('INVALID_TOKEN: no workspace_id or X-Tenant-ID, and the credential sent to name the workspace is not valid');
 const NOT_FOUND = error('NOT_FOUND: no such workspace, or the provider or organization does not sign in there');
+
+const STATE_UNKNOWN = error('INVALID_TOKEN: the state names no sign-in in flight (unknown, expired or already completed)');
+const RESULT_REDIRECT =
+  'To redirect_uri with code, or with error (access_denied; temporarily_unavailable when the identity provider is down) and error_description; then the app’s state, if it sent one';
+const organizationParam = param('organizationId', 'path', 'The organization (org_…)');
 
 const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID, or a credential of the workspace)');
 const redirectUri = param('redirect_uri', 'query', 'Where the result goes: one of the workspace’s applications’ redirect URIs');
@@ -74,10 +80,71 @@ export function browserSignInPaths(): Record<string, Json> {
           param('error', 'query', 'From the provider instead of a code (access_denied when the user cancelled)'),
         ],
         responses: {
-          '303': { description: 'To redirect_uri with code, or with error and error_description; then the app’s state, if it sent one' },
+          '303': { description: RESULT_REDIRECT },
           '400': error('BAD_REQUEST: no state, or a callback from another provider than the sign-in started with'),
-          '401': error('INVALID_TOKEN: the state names no sign-in in flight (unknown, expired or already completed)'),
+          '401': STATE_UNKNOWN,
           '404': error('NOT_FOUND: no such provider'),
+        },
+      },
+    },
+    '/api/v1/auth/sso/oidc/callback': {
+      get: {
+        operationId: 'sso-oidc-callback',
+        summary: 'Where an organization’s OpenID Connect identity provider sends the browser back; redirects to redirect_uri',
+        tags,
+        parameters: [
+          param('state', 'query', 'From the start', true),
+          param('code', 'query', 'From the identity provider'),
+          param('error', 'query', 'From the identity provider instead of a code (access_denied when the user cancelled)'),
+        ],
+        responses: {
+          '303': { description: RESULT_REDIRECT },
+          '400': error('BAD_REQUEST: no state'),
+          '401': STATE_UNKNOWN,
+        },
+      },
+    },
+    '/api/v1/auth/sso/saml/{organizationId}/metadata': {
+      get: {
+        operationId: 'sso-saml-metadata',
+        summary: 'The service provider’s SAML metadata for an organization (entity id, assertion consumer service), for its IdP',
+        tags,
+        parameters: [organizationParam],
+        responses: {
+          '200': {
+            description: 'SAML 2.0 metadata (EntityDescriptor with an SPSSODescriptor)',
+            content: { 'application/samlmetadata+xml': { schema: { type: 'string' } } },
+          },
+          '404': error('NOT_FOUND: not an organization id'),
+        },
+      },
+    },
+    '/api/v1/auth/sso/saml/{organizationId}/acs': {
+      post: {
+        operationId: 'sso-saml-acs',
+        summary:
+          'The SAML assertion consumer service: the IdP’s HTTP-POST response to an AuthnRequest; redirects to redirect_uri (IdP-initiated sign-in is not supported)',
+        tags,
+        parameters: [organizationParam],
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: {
+                type: 'object',
+                required: ['SAMLResponse', 'RelayState'],
+                properties: {
+                  SAMLResponse: { type: 'string', description: 'The base64 SAML Response, signed by the IdP' },
+                  RelayState: { type: 'string', description: 'The state the AuthnRequest carried' },
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          '303': { description: RESULT_REDIRECT },
+          '400': error('BAD_REQUEST: no SAMLResponse or RelayState'),
+          '401': STATE_UNKNOWN,
         },
       },
     },

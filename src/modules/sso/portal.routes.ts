@@ -199,8 +199,8 @@ export function portalRoutes(deps: AppDeps): Router {
       if (!metadataUrl && !pasted) {
         return render(deps, res, session, 400, notice('error', 'Give the identity provider’s metadata URL or paste its metadata XML.'));
       }
-      const insecure = rpOptions(deps).allowInsecure;
-      const xml = pasted || (await fetchIdpMetadata(metadataUrl, { allowInsecure: insecure }));
+      const { allowInsecure: insecure, allowPrivate } = rpOptions(deps);
+      const xml = pasted || (await fetchIdpMetadata(metadataUrl, { allowInsecure: insecure, allowPrivate }));
       const idp = parseIdpMetadata(xml, { allowInsecure: insecure });
       const { em, org } = await portalContext(deps, session);
       await em.transactional((tx) =>

@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { inflateRawSync } from 'node:zlib';
 import { DOMParser } from '@xmldom/xmldom';
 import { Redis } from 'ioredis';
@@ -179,9 +180,23 @@ describe('fetchIdpMetadata', () => {
   });
 
   it('downloads metadata over http on 127.0.0.1 when allowInsecure is set, following a redirect', async () => {
-    expect(await fetchIdpMetadata(`${base}/metadata`, { allowInsecure: true })).toBe(metadata);
-    expect(await fetchIdpMetadata(`${base}/hop`, { allowInsecure: true })).toBe(metadata);
-    expect(parseIdpMetadata(await fetchIdpMetadata(`${base}/metadata`, { allowInsecure: true })).entity_id).toBe(IDP_ENTITY);
+    expect(await fetchIdpMetadata(`${base}/metadata`, { allowInsecure: true, allowPrivate: true })).toBe(metadata);
+    expect(await fetchIdpMetadata(`${base}/hop`, { allowInsecure: true, allowPrivate: true })).toBe(metadata);
+    expect(parseIdpMetadata(await fetchIdpMetadata(`${base}/metadata`, { allowInsecure: true, allowPrivate: true })).entity_id).toBe(
+      IDP_ENTITY,
+    );
+  });
+
+  it('refuses loopback and private addresses over http too unless allowPrivate (ALLOW_PRIVATE_IDP_TARGETS), even on a name', async () => {
+    const spy = vi.fn<typeof fetch>();
+    for (const url of [`${base}/metadata`, 'http://localhost/metadata', 'http://10.0.0.7/metadata']) {
+      const error = await failure(fetchIdpMetadata(url, { allowInsecure: true, fetch: spy }));
+      expect([url, error.appCode, error.message]).toEqual([url, 'BAD_REQUEST', expect.stringMatching(/private or local address/)]);
+    }
+    expect(spy).not.toHaveBeenCalled();
+    // A name that resolves to loopback (this machine's own, from /etc/hosts) is refused after DNS, before any request.
+    const named = `http://${hostname()}:${new URL(base).port}/metadata`;
+    expect((await failure(fetchIdpMetadata(named, { allowInsecure: true }))).message).toMatch(/private or local address/);
   });
 
   it('refuses http, private and loopback addresses, and credentials, before any request', async () => {
@@ -215,11 +230,11 @@ describe('fetchIdpMetadata', () => {
       ['/slow', /did not answer within 0.2 s/, 200],
     ];
     for (const [path, message, timeoutMs] of cases) {
-      const error = await failure(fetchIdpMetadata(`${base}${path}`, { allowInsecure: true, timeoutMs }));
+      const error = await failure(fetchIdpMetadata(`${base}${path}`, { allowInsecure: true, allowPrivate: true, timeoutMs }));
       expect([path, error.appCode, error.message]).toEqual([path, 'BAD_REQUEST', expect.stringMatching(message)]);
     }
     const closed = `http://127.0.0.1:1/metadata`;
-    expect((await failure(fetchIdpMetadata(closed, { allowInsecure: true }))).message).toMatch(/could not be reached/);
+    expect((await failure(fetchIdpMetadata(closed, { allowInsecure: true, allowPrivate: true }))).message).toMatch(/could not be reached/);
   });
 
   it('checks every redirect target with the same rules', async () => {

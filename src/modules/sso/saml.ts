@@ -1,4 +1,5 @@
 import { isNonPublicAddress } from '../../core/public-address.ts';
+import { outboundFetch } from '../../core/outbound.ts';
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -67,8 +68,10 @@ export interface FetchIdpMetadataOptions {
   fetch?: typeof fetch;
   /** For the whole fetch: DNS, connect, redirects and body. Default 5 s. */
   timeoutMs?: number;
-  /** Tests only: allows http and loopback/private addresses. */
+  /** Tests and local development: allows http (outside NODE_ENV=production). */
   allowInsecure?: boolean;
+  /** `ALLOW_PRIVATE_IDP_TARGETS`: allows loopback and private addresses (tests, a local IdP). */
+  allowPrivate?: boolean;
 }
 
 export interface AuthnRequestOptions {
@@ -187,12 +190,17 @@ const badFetch = (reason: string, cause?: unknown) => new AppError('BAD_REQUEST'
  * give it to `parseIdpMetadata`.
  */
 export async function fetchIdpMetadata(url: string, opts: FetchIdpMetadataOptions = {}): Promise<string> {
-  const doFetch = opts.fetch ?? fetch;
+  const allowPrivate = opts.allowPrivate === true;
+  // By default the connection goes only to an address checked after DNS (core/outbound.ts).
+  const outbound = outboundFetch({ allowPrivate });
+  const doFetch =
+    opts.fetch ??
+    ((target: string, init: { signal: AbortSignal; headers: Record<string, string> }) => outbound(target, { method: 'GET', ...init }));
   const timeoutMs = opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
   const insecure = opts.allowInsecure === true;
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    let target = await checkedMetadataUrl(url, insecure, signal);
+    let target = await checkedMetadataUrl(url, insecure, allowPrivate, signal);
     for (let redirects = 0; ; redirects++) {
       const res = await doFetch(target, {
         redirect: 'manual',
@@ -203,7 +211,7 @@ export async function fetchIdpMetadata(url: string, opts: FetchIdpMetadataOption
       if (res.status >= 300 && res.status < 400 && location) {
         await res.body?.cancel();
         if (redirects >= MAX_REDIRECTS) throw badFetch(`redirected more than ${MAX_REDIRECTS} times`);
-        target = await checkedMetadataUrl(new URL(location, target).href, insecure, signal);
+        target = await checkedMetadataUrl(new URL(location, target).href, insecure, allowPrivate, signal);
         continue;
       }
       if (!res.ok) {
@@ -219,7 +227,7 @@ export async function fetchIdpMetadata(url: string, opts: FetchIdpMetadataOption
   }
 }
 
-async function checkedMetadataUrl(raw: string, insecure: boolean, signal: AbortSignal): Promise<string> {
+async function checkedMetadataUrl(raw: string, insecure: boolean, allowPrivate: boolean, signal: AbortSignal): Promise<string> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -228,7 +236,7 @@ async function checkedMetadataUrl(raw: string, insecure: boolean, signal: AbortS
   }
   if (!isAllowedUrl(url.href, insecure)) throw badFetch('must be an https URL');
   if (url.username || url.password) throw badFetch('must not contain credentials');
-  if (insecure) return url.href;
+  if (allowPrivate) return url.href;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [host] : await resolveHost(host, signal);
   if (addresses.some(isNonPublicAddress)) throw badFetch('points to a private or local address');

@@ -7,7 +7,7 @@ import { sendError } from '../../core/envelope.ts';
 import { toAppError } from '../../core/error-normalize.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId } from '../../core/ids.ts';
-import { rateLimitedError } from '../../core/rate-limit.ts';
+import { rateLimitedError, type LimitName } from '../../core/rate-limit.ts';
 import { getRequestInfo } from '../../core/request-info.ts';
 import { isStorableText, UnstorableTextError } from '../../core/storable-text.ts';
 import { TENANT_FILTER } from '../../db/tenant.ts';
@@ -26,7 +26,14 @@ import {
   startFlow,
   type CalledBackFlow,
 } from './external-sign-in.ts';
-import { authorizationRequest, providerConfiguration, redeemCode, rpOptions, type ProviderIdentity } from './oidc-rp.ts';
+import {
+  authorizationRequest,
+  providerConfiguration,
+  ProviderUnavailable,
+  redeemCode,
+  rpOptions,
+  type ProviderIdentity,
+} from './oidc-rp.ts';
 import { callbackUrl, enabledProvider, endpointOf, githubIdentity, issuerChosenByWorkspace, PRESETS } from './social.ts';
 import { SOCIAL_PROVIDERS, type SocialProviderName } from './social-provider.entity.ts';
 import type { OidcConnectionConfig, SamlConnectionConfig } from './sso-connection.entity.ts';
@@ -99,11 +106,19 @@ function refuseProviderError(req: Request): void {
   if (error !== undefined) throw new ProviderRefusal(error);
 }
 
+/**
+ * The count a browser route spends: `/api/v1/auth/oauth/*` the spec's 30 per minute per IP, the SSO
+ * routes the same rate on a count of their own (rate-limit.ts).
+ */
+function limitOf(path: string): LimitName {
+  return path.startsWith('/api/v1/auth/sso/') ? 'ssoAuth' : 'socialAuth';
+}
+
 /** The browser flows' answers: a redirect when they go on, the envelope when they cannot. */
 function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<void>) {
   return async (req: Request, res: Response) => {
     try {
-      const decision = await deps.rateLimits.consume('socialAuth', getRequestInfo(req).ip);
+      const decision = await deps.rateLimits.consume(limitOf(req.path), getRequestInfo(req).ip);
       if (!decision.allowed) return sendError(res, rateLimitedError(decision));
       await run(req, res);
     } catch (error) {
@@ -133,6 +148,8 @@ async function workspaceOf(deps: AppDeps, req: Request): Promise<string> {
   return workspaceId;
 }
 
+const UNAVAILABLE_DESCRIPTION = 'The identity provider could not be reached or did not answer; try again later';
+
 /** Saves what the provider said: the account, its metadata, its organization; returns the user id. */
 type Provision = (scope: AuditScope) => Promise<string>;
 
@@ -158,8 +175,15 @@ async function finish(
     res.redirect(303, resultRedirect(flow.redirectUri, { code }, flow.flow.appState));
   } catch (error) {
     const { appError, internal } = toAppError(error);
-    if (internal) deps.log.warn('external sign-in refused', { error: error instanceof Error ? error.message : String(error) });
     const refusal = appError instanceof ProviderRefusal ? appError : undefined;
+    // Down (unreachable, 5xx, no answer in time) is not a refusal: RFC 6749's temporarily_unavailable, to retry.
+    const unavailable = appError instanceof ProviderUnavailable;
+    if (internal || unavailable) {
+      const cause = unavailable ? appError.cause : error;
+      deps.log.warn(unavailable ? 'external sign-in: the identity provider is down' : 'external sign-in refused', {
+        error: cause instanceof Error ? cause.message : String(cause),
+      });
+    }
     const failure = em.fork();
     failure.setFilterParams(TENANT_FILTER, { workspaceId: flow.workspaceId });
     recordAudit(
@@ -170,7 +194,7 @@ async function finish(
         details: {
           method: flow.kind,
           via: flow.flow.source,
-          reason: refusal ? 'provider_refused' : internal ? 'provider_error' : appError.appCode,
+          reason: refusal ? 'provider_refused' : unavailable ? 'provider_unavailable' : internal ? 'provider_error' : appError.appCode,
           ...(refusal ? { provider_error: refusal.providerError } : {}),
         },
       },
@@ -181,8 +205,12 @@ async function finish(
       resultRedirect(
         flow.redirectUri,
         {
-          error: refusal?.oauthError ?? 'access_denied',
-          error_description: internal ? 'The identity provider’s answer could not be verified' : appError.message,
+          error: refusal?.oauthError ?? (unavailable ? 'temporarily_unavailable' : 'access_denied'),
+          error_description: unavailable
+            ? UNAVAILABLE_DESCRIPTION
+            : internal
+              ? 'The identity provider’s answer could not be verified'
+              : appError.message,
         },
         flow.flow.appState,
       ),
@@ -209,7 +237,7 @@ async function socialIdentity(
     nonce: flow.flow.nonce ?? null,
   });
   return {
-    identity: PRESETS[row.provider].oauth ? await githubIdentity(row, identity.accessToken) : identity,
+    identity: PRESETS[row.provider].oauth ? await githubIdentity(row, identity.accessToken, rpOptions(deps)) : identity,
     issuerChosenByWorkspace: issuerChosenByWorkspace(row),
   };
 }
@@ -413,7 +441,8 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     '/api/v1/auth/sso/saml/:organizationId/acs',
     express.urlencoded({ extended: false, limit: '512kb' }),
     handler(deps, async (req, res) => {
-      const body = req.body as Record<string, unknown>;
+      // Not a form (JSON, no body at all): nothing was parsed, and the post lacks what it needs (400).
+      const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
       const relayState = typeof body.RelayState === 'string' ? body.RelayState : '';
       const samlResponse = typeof body.SAMLResponse === 'string' ? body.SAMLResponse : '';
       if (!relayState || !samlResponse)
@@ -441,30 +470,31 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     }),
   );
 
-  answerOtherMethods405(router);
+  answerOtherMethods405(deps, router);
   return router;
 }
 
 /**
  * The browser routes asked with a method they do not take: 405 with `Allow`, in the envelope, as the
- * REST door answers its own paths (a 404 would say the path does not exist).
+ * REST door answers its own paths (a 404 would say the path does not exist). They count toward their
+ * path's limit like any other call there.
  */
-function answerOtherMethods405(router: Router): void {
+function answerOtherMethods405(deps: AppDeps, router: Router): void {
   const methods: [string[], string][] = [
     [['/api/v1/auth/oauth/:provider/start', '/api/v1/auth/oauth/:provider/callback', '/api/v1/auth/sso/start'], 'GET, HEAD'],
     [['/api/v1/auth/sso/oidc/callback', '/api/v1/auth/sso/saml/:organizationId/metadata'], 'GET, HEAD'],
     [['/api/v1/auth/sso/saml/:organizationId/acs'], 'POST'],
   ];
   for (const [paths, allowed] of methods) {
-    router.all(paths, (req, res) => {
-      sendError(
-        res,
-        new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
+    router.all(
+      paths,
+      handler(deps, async (req) => {
+        throw new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
           status: 405,
           headers: { Allow: allowed },
-        }),
-      );
-    });
+        });
+      }),
+    );
   }
 }
 

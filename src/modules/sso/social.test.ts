@@ -1,11 +1,23 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn, someIp } from '../../../test/helpers/auth.ts';
-import { call } from '../../../test/helpers/http.ts';
+import { call as send, type CallOptions } from '../../../test/helpers/http.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+
+/**
+ * Every path under /api/v1/auth/oauth/ counts toward one 30-per-minute budget per address: each call
+ * comes from an address of its own unless the test names one, so the file's calls do not add up.
+ */
+function call(app: TestApp, method: string, path: string, opts: CallOptions = {}) {
+  return send(app, method, path, { ...opts, headers: { 'x-forwarded-for': someIp(), ...opts.headers } });
+}
 
 describe('social sign-in through a generic OpenID provider', () => {
   let app: TestApp;
@@ -14,7 +26,7 @@ describe('social sign-in through a generic OpenID provider', () => {
   let base: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
     ws = await createWorkspace(app, 'Social');
     base = app.deps.config.BASE_URL;
     idp = await startTestIdp([
@@ -567,6 +579,77 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(res.headers.get('retry-after')).toBe('30');
   });
 
+  it('tells the app temporarily_unavailable, not access_denied, when the provider’s token endpoint is down; a refusal stays access_denied', async () => {
+    // A provider whose discovery works and whose token endpoint answers as `token` says.
+    let token: 'down' | 'refuses' | 'unreachable' = 'down';
+    const server = createServer((req, res) => {
+      const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      if (req.url === '/.well-known/openid-configuration') {
+        res.setHeader('content-type', 'application/json');
+        res.end(
+          JSON.stringify({
+            issuer,
+            authorization_endpoint: `${issuer}/authorize`,
+            token_endpoint: token === 'unreachable' ? 'http://127.0.0.1:9/token' : `${issuer}/token`,
+            jwks_uri: `${issuer}/jwks`,
+            response_types_supported: ['code'],
+            subject_types_supported: ['public'],
+            id_token_signing_alg_values_supported: ['RS256'],
+          }),
+        );
+        return;
+      }
+      if (req.url === '/token' && token === 'refuses') {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant' }));
+        return;
+      }
+      res.writeHead(503, { 'content-type': 'text/html' }).end('<h1>Service Unavailable</h1>');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const own = await createWorkspace(app, 'Provider down');
+      const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const callback = async (clientId: string) => {
+        const put = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+          token: own.apiKey,
+          body: { client_id: clientId, client_secret: 's', issuer },
+        });
+        expect(put.status).toBeLessThan(300);
+        const started = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}&state=app-1`);
+        expect(started.status, JSON.stringify(started.body)).toBe(302);
+        const state = new URL(started.headers.get('location') as string).searchParams.get('state') as string;
+        const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/callback?code=provider-code&state=${encodeURIComponent(state)}`);
+        expect(res.status).toBe(303);
+        return new URL(res.headers.get('location') as string).searchParams;
+      };
+      const reasons = async () => {
+        const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', {
+          token: own.apiKey,
+        });
+        return audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason);
+      };
+
+      // Each case its own client id: discovery is kept per issuer and client.
+      const down = await callback('client-down');
+      expect(down.get('error')).toBe('temporarily_unavailable');
+      expect(down.get('error_description')).toMatch(/try again later/);
+      expect(down.get('state')).toBe('app-1');
+      expect(await reasons()).toEqual(['provider_unavailable']);
+
+      token = 'unreachable';
+      expect((await callback('client-unreachable')).get('error')).toBe('temporarily_unavailable');
+      expect(await reasons()).toEqual(['provider_unavailable', 'provider_unavailable']);
+
+      token = 'refuses';
+      const refused = await callback('client-refuses');
+      expect(refused.get('error')).toBe('access_denied');
+      expect((await reasons())[0]).not.toBe('provider_unavailable');
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
   it('limits social sign-in calls to 30 per minute per IP', async () => {
     const ip = someIp();
     const statuses: number[] = [];
@@ -579,5 +662,123 @@ describe('social sign-in through a generic OpenID provider', () => {
     const limited = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: { 'x-forwarded-for': ip } });
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBeTruthy();
+  });
+
+  it('counts the providers’ configuration toward /api/v1/auth/oauth/*: the 31st call in a minute is 429 RATE_LIMITED', async () => {
+    const ip = someIp();
+    const from = { 'x-forwarded-for': ip };
+    const path = '/api/v1/auth/oauth/providers/oidc';
+    const body = { client_id: 'identity-service', issuer: idp.issuer, display_name: 'Acme ID' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      statuses.push((await call(app, 'PUT', path, { token: ws.apiKey, body, headers: from })).status);
+      statuses.push((await call(app, 'GET', path, { token: ws.apiKey, headers: from })).status);
+      statuses.push((await call(app, 'GET', '/api/v1/auth/oauth/providers', { headers: { ...from, 'x-tenant-id': ws.id } })).status);
+    }
+    expect(new Set(statuses)).toEqual(new Set([200]));
+    const limited = await call(app, 'PUT', path, { token: ws.apiKey, body, headers: from });
+    expect([limited.status, limited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('ratelimit-limit')).toBe('30');
+    // Counted per address before the credential is read: without one it is still 429, and so is the exchange.
+    expect((await call(app, 'GET', path, { headers: from })).status).toBe(429);
+    expect((await call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: { code: 'x' }, headers: from })).status).toBe(429);
+    // Another address has its own count.
+    expect((await call(app, 'GET', path, { token: ws.apiKey, headers: { 'x-forwarded-for': someIp() } })).status).toBe(200);
+  });
+
+  it('keeps SSO on a count of its own: SSO calls do not spend the social budget, nor the other way round', async () => {
+    const ip = someIp();
+    const from = { 'x-forwarded-for': ip };
+    const sso: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      sso.push(
+        (await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=someone@nosso.example`, { headers: from })).status,
+      );
+    }
+    expect(new Set(sso)).toEqual(new Set([404]));
+    const ssoLimited = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=someone@nosso.example`, {
+      headers: from,
+    });
+    expect([ssoLimited.status, ssoLimited.body.error.code]).toEqual([429, 'RATE_LIMITED']);
+    expect(ssoLimited.headers.get('retry-after')).toBeTruthy();
+    // The same address still has all 30 social calls.
+    const social: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      social.push((await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: from })).status);
+    }
+    expect(new Set(social)).toEqual(new Set([302]));
+    expect((await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`, { headers: from })).status).toBe(429);
+  });
+});
+
+describe('identity providers at loopback and private addresses, ALLOW_PRIVATE_IDP_TARGETS off', () => {
+  let strict: TestApp;
+  let lenient: TestApp;
+  let provider: Server;
+  let requests = 0;
+  let port = 0;
+
+  beforeAll(async () => {
+    strict = await startTestApp();
+    lenient = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
+    provider = createServer((_req, res) => {
+      requests += 1;
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    port = (provider.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    provider.closeAllConnections();
+    await new Promise<void>((resolve) => provider.close(() => resolve()));
+    await strict.close();
+    await lenient.close();
+  });
+
+  it('refuses them when saved: 400 naming the field', async () => {
+    const ws = await createWorkspace(strict, 'Private IdP');
+    const local = hostname();
+    // This machine's own name resolves to a loopback address (/etc/hosts): a name that is not an IP.
+    expect((await lookup(local, { all: true })).every((a) => a.address.startsWith('127.') || a.address === '::1')).toBe(true);
+    for (const [name, body, path] of [
+      ['oidc', { issuer: `http://127.0.0.1:${port}` }, 'issuer'],
+      ['oidc', { issuer: `http://${local}:${port}` }, 'issuer'],
+      ['oidc', { issuer: 'http://localhost:8080/realms/x' }, 'issuer'],
+      ['oidc', { issuer: 'http://[::1]/x' }, 'issuer'],
+      ['microsoft', { issuer: 'http://169.254.169.254/latest' }, 'issuer'],
+      ['github', { github_base_url: 'http://10.0.0.1' }, 'github_base_url'],
+    ] as const) {
+      const res = await call(strict, 'PUT', `/api/v1/auth/oauth/providers/${name}`, {
+        token: ws.apiKey,
+        body: { client_id: 'c', client_secret: 's', ...body },
+      });
+      expect([res.status, res.body.error?.code, res.body.error?.details?.[0]?.path], JSON.stringify(body)).toEqual([
+        400,
+        'BAD_REQUEST',
+        path,
+      ]);
+      expect(res.body.error.message).toMatch(/loopback, private/);
+    }
+    expect((await call(strict, 'GET', '/api/v1/auth/oauth/providers/oidc', { token: ws.apiKey })).status).toBe(404);
+    expect(requests).toBe(0);
+  });
+
+  it('refuses them again at use time, after DNS: a provider saved where they were allowed is never called', async () => {
+    const ws = await createWorkspace(lenient, 'Saved while allowed');
+    // A name, not an IP: only the lookup at connection time can tell it is loopback.
+    const saved = await call(lenient, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+      token: ws.apiKey,
+      body: { client_id: 'c', client_secret: 's', issuer: `http://${hostname()}:${port}` },
+    });
+    expect(saved.status).toBe(201);
+    const start = await call(strict, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`);
+    expect([start.status, start.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+    expect(start.body.error.message).toMatch(/loopback, private/);
+    expect(requests).toBe(0);
+    // The deployment that allows them does call it (and finds no OpenID configuration there).
+    const allowed = await call(lenient, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`);
+    expect(allowed.status).toBe(503);
+    expect(requests).toBeGreaterThan(0);
   });
 });

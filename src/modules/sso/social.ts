@@ -7,10 +7,11 @@ import { newId } from '../../core/ids.ts';
 import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
 import { mask } from './connections.ts';
 import type { ServerMetadata } from 'openid-client';
-import type { ProviderEndpoint, ProviderIdentity } from './oidc-rp.ts';
+import { askProvider, ProviderUnavailable, type ProviderEndpoint, type ProviderIdentity } from './oidc-rp.ts';
 import { SOCIAL_PROVIDERS, SocialProvider, type SocialProviderName } from './social-provider.entity.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
 import { labelInput } from '../../core/labels.ts';
+import { outboundFetch, outboundTargetProblem, type OutboundPolicy } from '../../core/outbound.ts';
 
 interface Preset {
   displayName: string;
@@ -151,14 +152,16 @@ function withRequiredScope(scopes: string[], provider: SocialProviderName): stri
   return scopes.includes(required) ? scopes : [required, ...scopes];
 }
 
-/** Creates or replaces a provider's configuration; says which, so the call answers 201 or 200. */
+/**
+ * Creates or replaces a provider's configuration; says which, so the call answers 201 or 200. Runs
+ * outside the call's transaction (`ownTransaction`): its checks come first, then one transaction saves.
+ */
 export async function putProvider(
   deps: AppDeps,
   scope: AuditScope,
   input: z.infer<typeof putProviderInput>,
   now: Date,
 ): Promise<{ provider: z.infer<typeof providerOutput>; created: boolean }> {
-  const preset = PRESETS[input.provider];
   if (input.provider === 'oidc' && !input.issuer) {
     throw new AppError('BAD_REQUEST', 'A generic OpenID provider needs its issuer', {
       details: [{ path: 'issuer', message: 'required for oidc' }],
@@ -172,6 +175,36 @@ export async function putProvider(
       details: [{ path: 'github_base_url', message: 'github only' }],
     });
   }
+  await checkProviderTargets(deps, input);
+  return scope.em.transactional((em) => saveProvider(deps, { ...scope, em }, input, now));
+}
+
+/**
+ * The servers a workspace names for its provider (an issuer, a GitHub Enterprise host) are called by
+ * this service: unless `ALLOW_PRIVATE_IDP_TARGETS`, never at a loopback or private address, checked
+ * here when saved (400) and again, after DNS, on every call (core/outbound.ts). Before any transaction:
+ * a DNS lookup holds no database connection.
+ */
+async function checkProviderTargets(deps: AppDeps, input: z.infer<typeof putProviderInput>): Promise<void> {
+  const options = { allowPrivate: deps.config.ALLOW_PRIVATE_IDP_TARGETS };
+  for (const path of ['issuer', 'github_base_url'] as const) {
+    const url = input[path];
+    const problem = url ? await outboundTargetProblem(url, options) : null;
+    if (problem) {
+      throw new AppError('BAD_REQUEST', `The ${path} ${problem}: identity providers must be on public addresses`, {
+        details: [{ path, message: problem }],
+      });
+    }
+  }
+}
+
+async function saveProvider(
+  deps: AppDeps,
+  scope: AuditScope,
+  input: z.infer<typeof putProviderInput>,
+  now: Date,
+): Promise<{ provider: z.infer<typeof providerOutput>; created: boolean }> {
+  const preset = PRESETS[input.provider];
   let row = await scope.em.findOne(SocialProvider, { provider: input.provider }, { populate: ['secretSealed'] });
   const created = !row;
   if (!row && !input.client_secret) {
@@ -261,14 +294,22 @@ interface GitHubEmail {
   verified: boolean;
 }
 
-/** GitHub has no id_token: the profile and the primary verified email come from its API. */
-export async function githubIdentity(row: SocialProvider, accessToken: string): Promise<ProviderIdentity> {
+/**
+ * GitHub has no id_token: the profile and the primary verified email come from its API (a GitHub
+ * Enterprise host the workspace names: public addresses only unless `options.allowPrivate`).
+ */
+export async function githubIdentity(row: SocialProvider, accessToken: string, options: OutboundPolicy): Promise<ProviderIdentity> {
   const api = row.config.issuer ? `${row.config.issuer}/api/v3` : (PRESETS.github.oauth?.api as string);
   const headers = { authorization: `Bearer ${accessToken}`, accept: 'application/vnd.github+json', 'user-agent': 'identity-service' };
-  const [userRes, emailsRes] = await Promise.all([
-    fetch(`${api}/user`, { headers, signal: AbortSignal.timeout(5000) }),
-    fetch(`${api}/user/emails`, { headers, signal: AbortSignal.timeout(5000) }),
-  ]);
+  const get = outboundFetch(options);
+  const [userRes, emailsRes] = await askProvider(new URL(api).origin, () =>
+    Promise.all([
+      get(`${api}/user`, { method: 'GET', headers, signal: AbortSignal.timeout(5000) }),
+      get(`${api}/user/emails`, { method: 'GET', headers, signal: AbortSignal.timeout(5000) }),
+    ]),
+  );
+  const down = [userRes, emailsRes].find((res) => res.status >= 500);
+  if (down) throw new ProviderUnavailable(new URL(api).origin, down);
   if (!userRes.ok || !emailsRes.ok) throw new AppError('UNAUTHORIZED', 'GitHub did not return the user’s profile');
   const user = (await userRes.json()) as Record<string, unknown>;
   const emails = (await emailsRes.json()) as GitHubEmail[];

@@ -33,7 +33,7 @@ export const ssoRouter = router({
     .output(enabledProviderPage)
     .query(({ ctx, input }) => listEnabledProviders(ctx.deps, ctx.em, ctx.workspaceId, input)),
 
-  getProvider: managementProcedure('organizations:read')
+  getProvider: managementProcedure('organizations:read', 'socialAuth')
     .meta({
       openapi: {
         method: 'GET',
@@ -47,7 +47,7 @@ export const ssoRouter = router({
     .output(storedProviderOutput)
     .query(({ ctx, input }) => getProvider(ctx.deps, ctx.em, input.provider)),
 
-  putProvider: managementProcedure('organizations:write')
+  putProvider: managementProcedure('organizations:write', 'socialAuth')
     .meta({
       openapi: {
         method: 'PUT',
@@ -59,6 +59,8 @@ export const ssoRouter = router({
       },
       createsOnPut: true,
       audit: 'social_provider.update',
+      // The issuer's address is checked (a DNS lookup) before the transaction opens.
+      ownTransaction: true,
     })
     .input(putProviderInput)
     .output(providerOutput)

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
@@ -15,7 +17,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
   let base: string;
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
     ws = await createWorkspace(app, 'SSO');
     base = app.deps.config.BASE_URL;
     idp = await startTestIdp([
@@ -199,6 +201,79 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
 
     const noOrg = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=someone@unknown.example`);
     expect(noOrg.status).toBe(404);
+  });
+
+  it('refuses an OpenID connection at a loopback or private address unless ALLOW_PRIVATE_IDP_TARGETS: when saved, and when used', async () => {
+    const strict = await startTestApp();
+    try {
+      const org = await organization('Private IdP', 'private-idp.example');
+      // Saved by a deployment that allows it (as this file's does), used by one that does not: never called.
+      await connectTestIdp(org);
+      const start = await call(strict, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=jo@private-idp.example`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect([start.status, start.body.error.code]).toEqual([400, 'BAD_REQUEST']);
+      expect(start.body.error.message).toMatch(/loopback, private/);
+
+      // Its Admin Portal refuses to save one, with the reason.
+      const link = await call(strict, 'POST', '/api/v1/organizations/portal-link', { token: ws.apiKey, body: { organization_id: org } });
+      const opened = await call(strict, 'GET', onApp(link.body.data.link));
+      const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const refused = await call(strict, 'POST', '/portal/sso/oidc', {
+        raw: new URLSearchParams({ issuer: idp.issuer, client_id: 'acme-app', client_secret: 'acme-idp-secret' }).toString(),
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatch(/loopback, private/);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('tells the app temporarily_unavailable when the organization’s IdP token endpoint is down, audited provider_unavailable', async () => {
+    const down = createServer((req, res) => {
+      const issuer = `http://127.0.0.1:${(down.address() as AddressInfo).port}`;
+      if (req.url !== '/.well-known/openid-configuration') return void res.writeHead(503).end('down for maintenance');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/authorize`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+          response_types_supported: ['code'],
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['RS256'],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+    try {
+      const org = await organization('Down IdP', 'down-idp.example');
+      const saved = await postForm('/portal/sso/oidc', await openPortal(org), {
+        issuer: `http://127.0.0.1:${(down.address() as AddressInfo).port}`,
+        client_id: 'down-app',
+        client_secret: 'down-secret',
+      });
+      expect(saved.status).toBe(200);
+      const start = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=jo@down-idp.example&state=app-2`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect(start.status).toBe(302);
+      const state = new URL(start.headers.get('location') as string).searchParams.get('state') as string;
+      const back = await call(app, 'GET', `/api/v1/auth/sso/oidc/callback?code=c&state=${encodeURIComponent(state)}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect(back.status).toBe(303);
+      const result = new URL(back.headers.get('location') as string).searchParams;
+      expect([result.get('error'), result.get('state')]).toEqual(['temporarily_unavailable', 'app-2']);
+      const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', {
+        token: ws.apiKey,
+      });
+      expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason)).toContain('provider_unavailable');
+    } finally {
+      down.closeAllConnections();
+      await new Promise<void>((resolve) => down.close(() => resolve()));
+    }
   });
 
   it('matches an internationalised email domain to the organization in either form, and keeps the account in punycode', async () => {
