@@ -29,7 +29,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
 
   beforeAll(async () => {
     await ensureWebBuild();
-    app = await startTestApp();
+    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
     idp = await startTestIdp([
       { client_id: 'identity-service', client_secret: 'idp-client-secret', redirect_uris: [`${app.url}/api/v1/auth/oauth/oidc/callback`] },
       { client_id: 'acme-app', client_secret: 'acme-idp-secret', redirect_uris: [`${app.url}/api/v1/auth/sso/oidc/callback`] },
