@@ -36,7 +36,7 @@ export function privateTargetIn(error: unknown): PrivateTargetError | undefined 
 }
 
 /** Whether a URL's host is a name or literal that is never public (before any DNS). */
-function literalIsPrivate(url: URL): boolean {
+export function literalIsPrivate(url: URL): boolean {
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   return host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isNonPublicAddress(host));
 }
@@ -65,8 +65,11 @@ export async function outboundTargetProblem(raw: string, policy: OutboundPolicy)
   return addresses.some((a) => isNonPublicAddress(a.address)) ? `resolves to ${PRIVATE}` : null;
 }
 
-/** Resolves the name when connecting and lets the connection go only to an address that passed. */
-function guardedLookup(): LookupFunction {
+/**
+ * Resolves the name when connecting and lets the connection go only to an address that passed (no
+ * second lookup a DNS rebinding could answer differently); webhook deliveries use it too.
+ */
+export function guardedLookup(): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);

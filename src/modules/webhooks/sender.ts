@@ -1,8 +1,6 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { isNonPublicAddress } from '../../core/public-address.ts';
+import { guardedLookup, literalIsPrivate } from '../../core/outbound.ts';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
@@ -31,30 +29,10 @@ export function targetProblem(raw: string, policy: TargetPolicy): string | null 
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && !policy.httpsOnly))
     return policy.httpsOnly ? 'must use https://' : 'must use http:// or https://';
   if (url.username || url.password) return 'must not contain credentials';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!policy.allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) && isNonPublicAddress(host)))) {
+  if (!policy.allowPrivate && literalIsPrivate(url)) {
     return 'must not point to a loopback, private, link-local or metadata address';
   }
   return null;
-}
-
-/**
- * Resolves the receiver's name at send time and connects only to an address that passed the check
- * (no second lookup a DNS rebinding could answer differently).
- */
-function guardedLookup(policy: TargetPolicy): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, '', 0);
-      const allowed = policy.allowPrivate ? addresses : addresses.filter((a) => !isNonPublicAddress(a.address));
-      const chosen = allowed[0];
-      if (!chosen || allowed.length !== addresses.length) {
-        return callback(new Error(`${hostname} resolves to a loopback, private, link-local or metadata address`), '', 0);
-      }
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
-      callback(null, chosen.address, chosen.family);
-    });
-  };
 }
 
 /**
@@ -79,7 +57,8 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       'content-length': Buffer.byteLength(body),
       'user-agent': 'identity-service-webhooks/1',
     },
-    lookup: guardedLookup(policy),
+    // The receiver's name is resolved again at send time and only a vetted address is connected to.
+    ...(policy.allowPrivate ? {} : { lookup: guardedLookup() }),
     signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
   };
   return new Promise((resolve) => {
