@@ -167,36 +167,36 @@ export class SigningKeys {
   private async reload(): Promise<void> {
     const rows = await this.orm.em.fork().find(SigningKey, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
     if (!rows.some((row) => row.alg === ACCESS_TOKEN_ALG && row.retiredAt === null)) throw new Error('no active signing key');
-    this.accessKeys = this.loadAccessKeys(rows.filter((row) => row.alg === ACCESS_TOKEN_ALG));
-    this.idTokenKeys = this.loadIdTokenKeys(rows.filter((row) => row.alg === ID_TOKEN_ALG));
+    this.accessKeys = this.loadKeys(rows, ACCESS_TOKEN_ALG, this.accessKeys, (row, privateKey) => {
+      const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+      const sign = createSigner({ key: pem, algorithm: ACCESS_TOKEN_ALG, kid: row.id, header: { alg: ACCESS_TOKEN_ALG, typ: 'at+jwt' } });
+      return { kid: row.id, createdAt: row.createdAt, privateKey, sign };
+    });
+    this.idTokenKeys = this.loadKeys(rows, ID_TOKEN_ALG, this.idTokenKeys, (row, privateKey) => ({
+      kid: row.id,
+      createdAt: row.createdAt,
+      privateKey,
+      publicKey: createPublicKey(privateKey),
+    }));
   }
 
-  /** Published access-token keys, newest first, as signers; a key already loaded is reused. */
-  private loadAccessKeys(rows: SigningKey[]): ActiveKey[] {
-    const loaded = new Map(this.accessKeys.map((k) => [k.kid, k]));
+  /**
+   * The published keys of an algorithm, newest first (as `rows` come), made with `make` from their
+   * opened private halves; a key already loaded is reused (a kid's key never changes).
+   */
+  private loadKeys<K extends { kid: string }>(
+    rows: SigningKey[],
+    alg: SigningAlg,
+    loaded: readonly K[],
+    make: (row: SigningKey, privateKey: KeyObject) => K,
+  ): K[] {
+    const known = new Map(loaded.map((k) => [k.kid, k]));
     return rows
-      .filter((row) => this.isPublished(row))
-      .map((row) => {
-        const known = loaded.get(row.id);
-        if (known) return known;
-        const privateKey = createPrivateKey({ key: JSON.parse(this.box.open(row.privateJwk)) as JsonWebKey, format: 'jwk' });
-        const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
-        const sign = createSigner({ key: pem, algorithm: ACCESS_TOKEN_ALG, kid: row.id, header: { alg: ACCESS_TOKEN_ALG, typ: 'at+jwt' } });
-        return { kid: row.id, createdAt: row.createdAt, privateKey, sign };
-      });
-  }
-
-  /** Published keys only, newest first; a key already loaded is reused (a kid's key never changes). */
-  private loadIdTokenKeys(rows: SigningKey[]): IdTokenKey[] {
-    const loaded = new Map(this.idTokenKeys.map((k) => [k.kid, k]));
-    return rows
-      .filter((row) => this.isPublished(row))
-      .map((row) => {
-        const known = loaded.get(row.id);
-        if (known) return known;
-        const privateKey = createPrivateKey({ key: JSON.parse(this.box.open(row.privateJwk)) as JsonWebKey, format: 'jwk' });
-        return { kid: row.id, createdAt: row.createdAt, privateKey, publicKey: createPublicKey(privateKey) };
-      });
+      .filter((row) => row.alg === alg && this.isPublished(row))
+      .map(
+        (row) =>
+          known.get(row.id) ?? make(row, createPrivateKey({ key: JSON.parse(this.box.open(row.privateJwk)) as JsonWebKey, format: 'jwk' })),
+      );
   }
 
   /**
