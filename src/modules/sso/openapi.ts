@@ -145,6 +145,7 @@ export function browserSignInPaths(): Record<string, Json> {
           '303': { description: RESULT_REDIRECT },
           '400': error('BAD_REQUEST: no SAMLResponse or RelayState'),
           '401': STATE_UNKNOWN,
+          '404': error('NOT_FOUND: not an organization id'),
         },
       },
     },
