@@ -40,7 +40,6 @@ const postLogoutRedirectUris = redirectUris.describe(
     'the rules of redirect_uris; none for m2m',
 );
 
-export const listApplicationsInput = z.object({ type: z.enum(APPLICATION_TYPES).optional(), ...pageParams }).prefault({});
 /**
  * Other services' names for the same kinds of application: Auth0's `app_type` values, and Logto's
  * types as its API spells them and in snake case. Taken on creation, stored and answered as the type
@@ -65,6 +64,9 @@ const typeInput = z
   .enum([...APPLICATION_TYPES, ...(Object.keys(APPLICATION_TYPE_ALIASES) as (keyof typeof APPLICATION_TYPE_ALIASES)[])])
   .transform((type): ApplicationType => (isTypeAlias(type) ? APPLICATION_TYPE_ALIASES[type] : type))
   .optional();
+
+/** The list filters by type as creation names it: the aliases too. */
+export const listApplicationsInput = z.object({ type: typeInput, ...pageParams }).prefault({});
 
 export const createApplicationInput = withAliases(
   z.strictObject({

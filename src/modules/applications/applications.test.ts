@@ -161,6 +161,11 @@ describe('applications', () => {
     expect(JSON.stringify(list.body)).not.toContain(created.body.data.client_secret);
     const m2m = await call(app, 'GET', '/api/v1/applications?type=m2m&per_page=100', { token: ws.apiKey });
     expect(m2m.body.data.every((a: { type: string }) => a.type === 'm2m')).toBe(true);
+    // The names creation takes (Auth0's non_interactive, Logto's MachineToMachine) filter the same.
+    for (const alias of ['non_interactive', 'MachineToMachine']) {
+      const aliased = await call(app, 'GET', `/api/v1/applications?type=${alias}&per_page=100`, { token: ws.apiKey });
+      expect([aliased.status, aliased.body.data]).toEqual([200, m2m.body.data]);
+    }
     const paged = await call(app, 'GET', '/api/v1/applications?per_page=1&page=2', { token: ws.apiKey });
     expect(paged.body.data).toHaveLength(1);
     expect((await call(app, 'GET', '/api/v1/applications?type=desktop', { token: ws.apiKey })).status).toBe(400);
