@@ -78,6 +78,15 @@ export class AppError extends TRPCError {
   }
 }
 
+/**
+ * The 405 of a known path asked with a method it does not take: code BAD_REQUEST in the envelope,
+ * `Allow` listing the methods it does (RFC 9110 §15.5.6). The REST door and the browser sign-in
+ * routes (modules/sso/sign-in.routes.ts) answer it alike.
+ */
+export function methodNotAllowed(method: string, path: string, allow: string): AppError {
+  return new AppError('BAD_REQUEST', `${method} is not supported at ${path}; use ${allow}`, { status: 405, headers: { Allow: allow } });
+}
+
 export function statusOf(code: AppErrorCode): number {
   return TABLE[code].status;
 }

@@ -5,7 +5,7 @@ import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
 import { appRouter } from '../router.ts';
 import { createContext, type AppDeps, type Context } from './context.ts';
 import { challengeHeaders, sendData, sendError } from './envelope.ts';
-import { AppError } from './errors.ts';
+import { AppError, methodNotAllowed } from './errors.ts';
 import { toAppError, unknownFieldProblem } from './error-normalize.ts';
 import { pathParamNames } from './path-ids.ts';
 import { getRequestInfo } from './request-info.ts';
@@ -145,11 +145,14 @@ function bodyInput(req: Request, members: Set<string> | null, pathParams: Set<st
   const unknown = Object.keys(body).filter((key) => pathParams.has(key) || (members !== null && !members.has(key)));
   if (unknown.length > 0) {
     throw new AppError('BAD_REQUEST', 'The request is invalid', {
-      details: unknown.map((key) => unknownFieldProblem(key)),
+      details: unknown.map((key) => (pathParams.has(key) ? { path: key, message: PATH_PARAM_IN_BODY } : unknownFieldProblem(key))),
     });
   }
   return body as Record<string, unknown>;
 }
+
+/** What a body member named as one of the path's parameters is told: the path names the resource. */
+const PATH_PARAM_IN_BODY = 'is given by the path; leave it out of the body';
 
 /** Whether `path` (normalised, as the door matches it) is a REST path: the door answers only those. */
 export function isRestPath(path: string): boolean {
@@ -199,14 +202,7 @@ export function restMethodNotAllowed(deps: AppDeps): RequestHandler {
     // Reading an item that has no read endpoint (`GET /api/v1/api-keys/{id}`) answers as a missing item
     // does, 404: a client checking that a deleted key is gone is told so.
     if ((req.method === 'GET' || req.method === 'HEAD') && matching.every((r) => r.template.includes('{'))) return next();
-    const allowed = allowOf(matching);
-    sendError(
-      res,
-      new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
-        status: 405,
-        headers: { Allow: allowed },
-      }),
-    );
+    sendError(res, methodNotAllowed(req.method, req.path, allowOf(matching)));
   };
 }
 

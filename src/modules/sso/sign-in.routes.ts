@@ -5,7 +5,7 @@ import { originOfRequest, type AppDeps } from '../../core/context.ts';
 import { authenticate } from '../../core/auth.ts';
 import { sendError } from '../../core/envelope.ts';
 import { toAppError } from '../../core/error-normalize.ts';
-import { AppError } from '../../core/errors.ts';
+import { AppError, methodNotAllowed } from '../../core/errors.ts';
 import { isId } from '../../core/ids.ts';
 import { rateLimitedError, type LimitName } from '../../core/rate-limit.ts';
 import { getRequestInfo } from '../../core/request-info.ts';
@@ -470,29 +470,28 @@ export function externalSignInRoutes(deps: AppDeps): Router {
     }),
   );
 
-  answerOtherMethods405(deps, router);
+  answerOtherMethods(deps, router);
   return router;
 }
 
 /**
- * The browser routes asked with a method they do not take: 405 with `Allow`, in the envelope, as the
- * REST door answers its own paths (a 404 would say the path does not exist). They count toward their
- * path's limit like any other call there.
+ * The browser routes asked with another method, as the REST door answers its own paths: `OPTIONS` is
+ * 204 with `Allow`, any other method 405 with `Allow` in the envelope (a 404 would say the path does
+ * not exist). They count toward their path's limit like any other call there.
  */
-function answerOtherMethods405(deps: AppDeps, router: Router): void {
+function answerOtherMethods(deps: AppDeps, router: Router): void {
   const methods: [string[], string][] = [
-    [['/api/v1/auth/oauth/:provider/start', '/api/v1/auth/oauth/:provider/callback', '/api/v1/auth/sso/start'], 'GET, HEAD'],
-    [['/api/v1/auth/sso/oidc/callback', '/api/v1/auth/sso/saml/:organizationId/metadata'], 'GET, HEAD'],
-    [['/api/v1/auth/sso/saml/:organizationId/acs'], 'POST'],
+    [['/api/v1/auth/oauth/:provider/start', '/api/v1/auth/oauth/:provider/callback', '/api/v1/auth/sso/start'], 'GET, HEAD, OPTIONS'],
+    [['/api/v1/auth/sso/oidc/callback', '/api/v1/auth/sso/saml/:organizationId/metadata'], 'GET, HEAD, OPTIONS'],
+    [['/api/v1/auth/sso/saml/:organizationId/acs'], 'POST, OPTIONS'],
   ];
   for (const [paths, allowed] of methods) {
     router.all(
       paths,
-      handler(deps, async (req) => {
-        throw new AppError('BAD_REQUEST', `${req.method} is not supported at ${req.path}; use ${allowed}`, {
-          status: 405,
-          headers: { Allow: allowed },
-        });
+      handler(deps, async (req, res) => {
+        if (req.method !== 'OPTIONS') throw methodNotAllowed(req.method, req.path, allowed);
+        res.setHeader('Allow', allowed);
+        res.status(204).end();
       }),
     );
   }

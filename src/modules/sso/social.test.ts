@@ -438,8 +438,17 @@ describe('social sign-in through a generic OpenID provider', () => {
       ['PUT', '/api/v1/auth/sso/start'],
     ] as const) {
       const res = await call(app, method, path, { headers: { 'x-forwarded-for': someIp() } });
-      expect([res.status, res.body.error?.code, res.headers.get('allow')], `${method} ${path}`).toEqual([405, 'BAD_REQUEST', 'GET, HEAD']);
+      expect([res.status, res.body.error?.code, res.headers.get('allow')], `${method} ${path}`).toEqual([
+        405,
+        'BAD_REQUEST',
+        'GET, HEAD, OPTIONS',
+      ]);
       expect(res.body.meta.request_id).toBe(res.headers.get('x-request-id'));
+    }
+    // OPTIONS is answered as the REST door answers it on its paths: 204 with Allow.
+    for (const path of ['/api/v1/auth/oauth/oidc/start', '/api/v1/auth/sso/saml/org_00000000000000000000000000/acs']) {
+      const res = await call(app, 'OPTIONS', path, { headers: { 'x-forwarded-for': someIp() } });
+      expect([res.status, res.headers.get('allow')], path).toEqual([204, path.endsWith('/acs') ? 'POST, OPTIONS' : 'GET, HEAD, OPTIONS']);
     }
   });
 

@@ -8,11 +8,11 @@ import type { CryptoBox } from '../../core/crypto-box.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { differs } from '../../core/patch.ts';
 import { isNonPublicAddress } from '../../core/public-address.ts';
 import { EVENT_TYPES } from '../events/events.ts';
 import { targetProblem, type TargetPolicy } from './sender.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint, type DeliveryStatus } from './webhook.entity.ts';
-import { differs } from '../../core/patch.ts';
 import type { CreateEndpointInput, DeliveryView, EndpointView, UpdateEndpointInput } from './webhooks.schema.ts';
 
 /** The subscribable events, a page at a time, in the order EVENT_TYPES declares them. */
