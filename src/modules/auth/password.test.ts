@@ -4,7 +4,7 @@ import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../../../test/helper
 import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
 import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call } from '../../../test/helpers/http.ts';
-import { toldEvents } from '../../../test/helpers/events.ts';
+import { drainEarlierEvents, toldEvents } from '../../../test/helpers/events.ts';
 import { MailSink, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -19,6 +19,7 @@ describe('passwords: forgot, reset, change', () => {
   beforeAll(async () => {
     app = await startTestApp({ SMTP_URL: await mail.start(), BASE_URL: 'https://id.example.test', ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
     ws = await createWorkspace(app);
+    await drainEarlierEvents(app);
   });
   afterAll(async () => {
     await app.close();

@@ -7,6 +7,7 @@ import { URI, type TOTP } from 'otpauth';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
+import { drainEarlierEvents } from '../../../test/helpers/events.ts';
 import { login } from '../../../test/helpers/auth.ts';
 import { Browser, formAction, hiddenInput } from '../../../test/helpers/browser.ts';
 import { call } from '../../../test/helpers/http.ts';
@@ -86,6 +87,7 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     app = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
     ws = await createWorkspace(app, 'Hooks');
     receiver = await startReceiver();
+    await drainEarlierEvents(app);
   });
   afterAll(async () => {
     await app.close();
