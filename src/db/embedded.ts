@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -132,11 +133,17 @@ const held = new Set<string>();
  * kill, a container's server is pid 1 again and would find itself named, and after a reboot the pid
  * may be any other process's. So a lock naming this very process, or a process that started at
  * another time than the owner did, is stale too.
+ *
+ * Two processes can find one stale lock at the same instant. Each removes only the lock it judged
+ * stale, and only while it holds the takeover guard (`takeOverStaleLock`): otherwise the slower one
+ * would remove the lock the faster one had just made, and both would open the directory.
+ * `beforeTakeover` lets a test stop one contender between judging and removing.
  */
-async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+export async function lockDataDir(dataDir: string, hooks: { beforeTakeover?: () => Promise<void> } = {}): Promise<() => Promise<void>> {
   const path = join(resolve(dataDir), 'embedded.pid');
   // Written whole under a name of its own, then linked into place: the lock never exists empty.
-  const mine = `${path}.${process.pid}`;
+  // (Per call, not per process: a test runs two contenders in one process.)
+  const mine = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
   const started = await processStart(process.pid);
   await writeFile(mine, started === null ? String(process.pid) : `${process.pid} ${started}`);
   try {
@@ -151,17 +158,52 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
-      const owner = await lockOwner(path);
+      const stale = await readLock(path);
+      const owner = stale === null ? null : parseOwner(stale);
       if (owner !== null && (await ownerAlive(owner, path))) {
         throw new Error(
           `DATA_DIR ${resolve(dataDir)} is in use by process ${owner.pid} (a running server?): stop it first, ` +
             `or delete ${path} if no such process uses it`,
         );
       }
-      await rm(path, { force: true });
+      if (stale !== null) {
+        await hooks.beforeTakeover?.();
+        await takeOverStaleLock(path, mine, stale);
+      }
     }
   } finally {
     await rm(mine, { force: true });
+  }
+}
+
+/**
+ * Removes the lock at `path` if it still reads `stale`, under a guard file made exclusively as the
+ * lock is: a contender that judged the same lock stale finds the guard taken, or, once it is free,
+ * the lock changed, and removes nothing. A guard whose process died between taking and freeing it
+ * is removed as a stale lock is (two processes doing that at one instant, after such a death, is
+ * the one race left).
+ */
+async function takeOverStaleLock(path: string, mine: string, stale: string): Promise<void> {
+  const guard = `${path}.takeover`;
+  try {
+    await link(mine, guard);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const text = await readLock(guard);
+    const holder = text === null ? null : parseOwner(text);
+    if (holder !== null && (await ownerAlive(holder, guard))) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } else {
+      await rm(guard, { force: true });
+    }
+    return;
+  }
+  held.add(guard);
+  try {
+    if ((await readLock(path)) === stale) await rm(path, { force: true });
+  } finally {
+    held.delete(guard);
+    await rm(guard, { force: true });
   }
 }
 
@@ -171,15 +213,18 @@ interface LockOwner {
   started: string | null;
 }
 
-/** The owner a lock file names, or null when the file is gone or names none. */
-async function lockOwner(path: string): Promise<LockOwner | null> {
-  let text: string;
+/** A lock file's text, or null when it is gone. */
+async function readLock(path: string): Promise<string | null> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+}
+
+/** The owner a lock file's text names, or null when it names none. */
+function parseOwner(text: string): LockOwner | null {
   const [pidText = '', started] = text.trim().split(/\s+/);
   const pid = Number.parseInt(pidText, 10);
   return Number.isInteger(pid) && pid > 0 ? { pid, started: started ?? null } : null;
