@@ -13,12 +13,15 @@ const RUN = randomBytes(3).toString('hex');
 const DOMAIN = `acme-${RUN}.example`;
 const emailOf = (name: string) => `${name}.${RUN}@${DOMAIN}`;
 const NOT_THIS_TAB = 'This sign-in was not started from this browser tab';
+/** BASE_URL's host: a name Chromium maps to 127.0.0.1 and, unlike localhost, counts as no secure origin (a LAN address over http). */
+const HOST = 'dash.test';
 
 /**
  * The dashboard's own social and SSO sign-in in Chromium, against a real OpenID provider: a sign-in
  * started from the dashboard's buttons finishes in the tab that started it, and a code that tab did
  * not ask for (an attacker's own sign-in, sent as a /login/callback link: login CSRF) is never
- * exchanged.
+ * exchanged. The service's BASE_URL is plain http at a host other than localhost (`dash.test`), as a
+ * self-hoster's LAN address is: no secure context, so no WebCrypto digest.
  */
 describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in from the dashboard, bound to its tab', () => {
   let app: TestApp;
@@ -26,13 +29,16 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
   let chromium: Chromium;
   let workspaceId: string;
   let apiKey: string;
+  /** BASE_URL: where the browser opens the dashboard. */
+  let base: string;
 
   beforeAll(async () => {
     await ensureWebBuild();
-    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
+    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' }, { baseHost: HOST });
+    base = app.deps.config.BASE_URL;
     idp = await startTestIdp([
-      { client_id: 'identity-service', client_secret: 'idp-client-secret', redirect_uris: [`${app.url}/api/v1/auth/oauth/oidc/callback`] },
-      { client_id: 'acme-app', client_secret: 'acme-idp-secret', redirect_uris: [`${app.url}/api/v1/auth/sso/oidc/callback`] },
+      { client_id: 'identity-service', client_secret: 'idp-client-secret', redirect_uris: [`${base}/api/v1/auth/oauth/oidc/callback`] },
+      { client_id: 'acme-app', client_secret: 'acme-idp-secret', redirect_uris: [`${base}/api/v1/auth/sso/oidc/callback`] },
     ]);
     const created = await call(app, 'POST', '/platform/v1/workspaces', {
       token: PLATFORM_TOKEN,
@@ -61,7 +67,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(saved.status).toBe(200);
-    chromium = await launchChromium();
+    chromium = await launchChromium({ hostResolverRules: `MAP ${HOST} 127.0.0.1` });
   });
   afterAll(async () => {
     await chromium?.close();
@@ -73,7 +79,9 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
   async function signInPage(): Promise<Page> {
     await chromium.context.clearCookies();
     const page = await chromium.newPage();
-    await page.goto(`${app.url}/login?workspace=${workspaceId}`);
+    await page.goto(`${base}/login?workspace=${workspaceId}`);
+    // Plain http at a host other than localhost: no secure context, so no crypto.subtle.
+    expect(await page.evaluate(() => [window.isSecureContext, typeof crypto.subtle])).toEqual([false, 'undefined']);
     return page;
   }
 
@@ -161,7 +169,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     // The attacker stops their own sign-in before the redirect and sends the victim the link.
     const code = await attackersCode(`/api/v1/auth/oauth/oidc/start?workspace_id=${workspaceId}`);
     const victim = await chromium.newPage();
-    await victim.goto(`${app.url}/login/callback?code=${encodeURIComponent(code)}`);
+    await victim.goto(`${base}/login/callback?code=${encodeURIComponent(code)}`);
     // Whichever comes first: the refusal, or (as before the binding) the attacker's dashboard.
     await victim
       .getByRole('alert')
@@ -185,7 +193,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     const leaving = victim.waitForRequest((request) => isStart(new URL(request.url())));
     await victim.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
     await leaving;
-    await victim.goto(`${app.url}/login?workspace=${workspaceId}`);
+    await victim.goto(`${base}/login?workspace=${workspaceId}`);
     expect(await pending(victim)).not.toBeNull();
 
     // The attacker's code, from an SSO sign-in bound with their own challenge and state.
@@ -193,7 +201,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     const code = await attackersCode(
       `/api/v1/auth/sso/start?workspace_id=${workspaceId}&email=${emailOf('mallory')}&code_challenge=${challenge}&state=theirs`,
     );
-    await victim.goto(`${app.url}/login/callback?code=${encodeURIComponent(code)}&state=theirs`);
+    await victim.goto(`${base}/login/callback?code=${encodeURIComponent(code)}&state=theirs`);
     await victim.getByRole('alert').filter({ hasText: NOT_THIS_TAB }).waitFor();
     expect(await signedIn(victim)).toBe(false);
     expect(await pending(victim)).toBeNull();
@@ -205,9 +213,9 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
 
   it('still shows the provider’s refusal, and says so when nothing came back', async () => {
     const page = await chromium.newPage();
-    await page.goto(`${app.url}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
+    await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
     await page.getByRole('alert').filter({ hasText: 'You cancelled the sign-in.' }).waitFor();
-    await page.goto(`${app.url}/login/callback`);
+    await page.goto(`${base}/login/callback`);
     await page.getByRole('alert').filter({ hasText: 'no sign-in came back to it' }).waitFor();
     expect(chromium.problems).toEqual([]);
     await page.close();

@@ -5,6 +5,7 @@ import { Button } from '../../ui/actions/Button.tsx';
 import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Form } from '../../ui/forms/Form.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
+import { FormProblem } from '../../api/errors.ts';
 import { boundStartUrl } from './sign-in-binding.ts';
 
 /**
@@ -35,15 +36,20 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
 
   /** Leaves for the provider with this tab's PKCE challenge and state on the start URL. */
   const start = (which: string, startUrl: string) => {
+    let url: string;
+    try {
+      url = boundStartUrl(startUrl);
+    } catch (error) {
+      // sessionStorage refused the entry (storage blocked or full): starting unbound would only be refused at the end.
+      console.warn('sign-in: the sign-in could not be remembered', error);
+      setStartError(
+        new FormProblem('This browser did not let the page remember the sign-in. Allow site data for this page and try again.'),
+      );
+      return;
+    }
     setStarting(which);
     setStartError(null);
-    boundStartUrl(startUrl).then(
-      (url) => window.location.assign(url),
-      (error: unknown) => {
-        setStarting(null);
-        setStartError(error);
-      },
-    );
+    window.location.assign(url);
   };
 
   const startSso = () => {
