@@ -211,6 +211,28 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await victim.close();
   });
 
+  it('shows a failed SSO start as a message on the dashboard’s sign-in pages, while an API client still gets the envelope', async () => {
+    const page = await signInPage();
+    // A domain no organization claims: the start fails before leaving for any provider.
+    const stranger = `sam.${RUN}@unclaimed-${RUN}.example`;
+    await page.getByText('Sign in with your company’s single sign-on', { exact: true }).click();
+    await page.getByLabel('Work email', { exact: true }).fill(stranger);
+    const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/auth/sso/start');
+    await page.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
+    expect((await answered).status()).toBe(303);
+    await page.getByRole('heading', { level: 1, name: 'Sign-in not completed', exact: true }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'No organization signs in with SSO for this email domain' }).waitFor();
+    expect(new URL(page.url()).origin).toBe(base);
+    expect(await pending(page)).toBeNull();
+    await page.getByRole('link', { name: 'Back to sign-in', exact: true }).click();
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).waitFor();
+
+    // The same start asked by a program (fetch, curl, an SDK): the API's 404 in the envelope, unchanged.
+    const api = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${workspaceId}&email=${encodeURIComponent(stranger)}`);
+    expect([api.status, api.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    await page.close();
+  });
+
   it('still shows the provider’s refusal, and says so when nothing came back', async () => {
     const page = await chromium.newPage();
     await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
