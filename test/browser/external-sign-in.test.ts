@@ -233,6 +233,29 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await page.close();
   });
 
+  it('sends a sign-in page opened at another address than BASE_URL’s there before a social or SSO sign-in starts', async () => {
+    await chromium.context.clearCookies();
+    const page = await chromium.newPage();
+    // 127.0.0.1 while BASE_URL names dash.test (as 127.0.0.1 while BASE_URL is http://localhost:3000).
+    await page.goto(`${app.url}/login?workspace=${workspaceId}`);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `finishes at ${base}` })
+      .waitFor();
+    // Nothing that would start a sign-in this tab could never finish; the password form stays.
+    expect(await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).count()).toBe(0);
+    expect(await page.getByText('Sign in with your company’s single sign-on', { exact: true }).count()).toBe(0);
+    await page.getByLabel('Password', { exact: true }).waitFor();
+
+    await page.getByRole('link', { name: `Open the sign-in page at ${base}`, exact: true }).click();
+    await page.waitForURL(`${base}/login?workspace=${workspaceId}`);
+    const email = emailOf('linus');
+    idp.signInAs({ sub: `linus-${RUN}`, claims: { email, email_verified: true } });
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    await expectSignedInAs(page, email);
+    await page.close();
+  });
+
   it('still shows the provider’s refusal, and says so when nothing came back', async () => {
     const page = await chromium.newPage();
     await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);

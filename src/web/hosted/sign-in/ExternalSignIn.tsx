@@ -7,6 +7,7 @@ import { Form } from '../../ui/forms/Form.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { FormProblem } from '../../api/errors.ts';
 import { boundStartUrl } from './sign-in-binding.ts';
+import { serviceOrigin } from './service-origin.ts';
 
 /**
  * The workspace's social providers and enterprise single sign-on; both come back to /login/callback,
@@ -33,6 +34,29 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
     return () => window.removeEventListener('pageshow', shown);
   }, []);
   if (!valid) return null;
+
+  // Opened at another address than BASE_URL's (127.0.0.1 for localhost): the sign-in would come back to
+  // a tab that cannot read what this one remembered, and be refused. Send the person there first.
+  const home = serviceOrigin();
+  if (home !== null && home !== window.location.origin) {
+    const there = `${home}/login?${new URLSearchParams({ workspace: workspaceId }).toString()}`;
+    return (
+      <div className="external-sign-in">
+        <p className="divider">
+          <span>or</span>
+        </p>
+        <div className="alert alert-info" role="status">
+          <p>
+            Sign-in with another account or your company’s single sign-on finishes at {home}, the address this service is configured with
+            (its BASE_URL), so it has to start there too.
+          </p>
+          <p>
+            <a href={there}>Open the sign-in page at {home}</a>
+          </p>
+        </div>
+      </div>
+    );
+  }
 
   /** Leaves for the provider with this tab's PKCE challenge and state on the start URL. */
   const start = (which: string, startUrl: string) => {
