@@ -256,6 +256,29 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await page.close();
   });
 
+  it('signs in with the password form and the authenticator code over the same plain-http origin', async () => {
+    const email = emailOf('hedy');
+    const created = await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email, password: 'frequency hopping' } });
+    expect(created.status).toBe(201);
+    const session = await signIn(app, workspaceId, email, 'frequency hopping');
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
+    const device = new TotpDevice(new URL(enrolled.body.data.otpauth_uri).searchParams.get('secret') as string, app.clock);
+    await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
+      token: session.accessToken,
+      body: { code: device.nextCode() },
+    });
+
+    const page = await signInPage();
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill('frequency hopping');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('Authentication code', { exact: true }).fill(device.nextCode());
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await page.waitForURL('**/dashboard/**');
+    await page.locator('.account-email').filter({ hasText: email }).waitFor();
+    await page.close();
+  });
+
   it('still shows the provider’s refusal, and says so when nothing came back', async () => {
     const page = await chromium.newPage();
     await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
