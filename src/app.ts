@@ -84,7 +84,7 @@ export function buildApp(deps: AppDeps): Express {
     checkGraphQLQueryString,
     (req, res) => yoga(req, res),
   );
-  app.use(webAppRoutes());
+  app.use(webAppRoutes({ baseUrl: deps.config.BASE_URL }));
 
   app.use(restMethodNotAllowed(deps));
   app.use(notFound);

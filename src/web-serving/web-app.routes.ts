@@ -48,7 +48,20 @@ function page(res: Response, status: number, html: string): void {
   res.end(html);
 }
 
-export function webAppRoutes(dir: string = WEB_DIST_DIR): Router {
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '"': '&quot;', '<': '&lt;', '>': '&gt;' };
+
+/**
+ * The page with the origin of BASE_URL in a meta tag (`identity-service-origin`): social and SSO
+ * sign-ins come back to BASE_URL's /login/callback, and a sign-in page opened at another address
+ * (127.0.0.1 for localhost, a LAN address) keeps its sign-in in that address's sessionStorage, which the
+ * callback cannot read. The page reads the tag to send the person to the right address instead.
+ */
+export function withServiceOrigin(html: string, baseUrl: string): string {
+  const origin = new URL(baseUrl).origin.replace(/[&"<>]/g, (c) => HTML_ESCAPES[c] as string);
+  return html.replace('</head>', `<meta name="identity-service-origin" content="${origin}" />\n</head>`);
+}
+
+export function webAppRoutes({ dir = WEB_DIST_DIR, baseUrl }: { dir?: string; baseUrl?: string } = {}): Router {
   const routes = Router();
 
   routes.get('/', (_req, res) => res.redirect(302, '/dashboard'));
@@ -85,7 +98,7 @@ export function webAppRoutes(dir: string = WEB_DIST_DIR): Router {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return next(error);
       return page(res, 503, NOT_BUILT);
     }
-    page(res, 200, html);
+    page(res, 200, baseUrl === undefined ? html : withServiceOrigin(html, baseUrl));
   });
 
   return routes;

@@ -14,7 +14,7 @@ const INDEX = '<!doctype html><title>app</title><script type="module" src="/dash
 async function serve(dir: string): Promise<{ url: string; server: Server }> {
   const app = express();
   app.use(requestContext);
-  app.use(webAppRoutes(dir));
+  app.use(webAppRoutes({ dir }));
   app.use((_req, res) => res.status(404).end('fell through'));
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -13,12 +13,15 @@ const RUN = randomBytes(3).toString('hex');
 const DOMAIN = `acme-${RUN}.example`;
 const emailOf = (name: string) => `${name}.${RUN}@${DOMAIN}`;
 const NOT_THIS_TAB = 'This sign-in was not started from this browser tab';
+/** BASE_URL's host: a name Chromium maps to 127.0.0.1 and, unlike localhost, counts as no secure origin (a LAN address over http). */
+const HOST = 'dash.test';
 
 /**
  * The dashboard's own social and SSO sign-in in Chromium, against a real OpenID provider: a sign-in
  * started from the dashboard's buttons finishes in the tab that started it, and a code that tab did
  * not ask for (an attacker's own sign-in, sent as a /login/callback link: login CSRF) is never
- * exchanged.
+ * exchanged. The service's BASE_URL is plain http at a host other than localhost (`dash.test`), as a
+ * self-hoster's LAN address is: no secure context, so no WebCrypto digest.
  */
 describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in from the dashboard, bound to its tab', () => {
   let app: TestApp;
@@ -26,13 +29,16 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
   let chromium: Chromium;
   let workspaceId: string;
   let apiKey: string;
+  /** BASE_URL: where the browser opens the dashboard. */
+  let base: string;
 
   beforeAll(async () => {
     await ensureWebBuild();
-    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' });
+    app = await startTestApp({ ALLOW_PRIVATE_IDP_TARGETS: 'true' }, { baseHost: HOST });
+    base = app.deps.config.BASE_URL;
     idp = await startTestIdp([
-      { client_id: 'identity-service', client_secret: 'idp-client-secret', redirect_uris: [`${app.url}/api/v1/auth/oauth/oidc/callback`] },
-      { client_id: 'acme-app', client_secret: 'acme-idp-secret', redirect_uris: [`${app.url}/api/v1/auth/sso/oidc/callback`] },
+      { client_id: 'identity-service', client_secret: 'idp-client-secret', redirect_uris: [`${base}/api/v1/auth/oauth/oidc/callback`] },
+      { client_id: 'acme-app', client_secret: 'acme-idp-secret', redirect_uris: [`${base}/api/v1/auth/sso/oidc/callback`] },
     ]);
     const created = await call(app, 'POST', '/platform/v1/workspaces', {
       token: PLATFORM_TOKEN,
@@ -61,7 +67,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(saved.status).toBe(200);
-    chromium = await launchChromium();
+    chromium = await launchChromium({ hostResolverRules: `MAP ${HOST} 127.0.0.1` });
   });
   afterAll(async () => {
     await chromium?.close();
@@ -73,7 +79,9 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
   async function signInPage(): Promise<Page> {
     await chromium.context.clearCookies();
     const page = await chromium.newPage();
-    await page.goto(`${app.url}/login?workspace=${workspaceId}`);
+    await page.goto(`${base}/login?workspace=${workspaceId}`);
+    // Plain http at a host other than localhost: no secure context, so no crypto.subtle.
+    expect(await page.evaluate(() => [window.isSecureContext, typeof crypto.subtle])).toEqual([false, 'undefined']);
     return page;
   }
 
@@ -161,7 +169,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     // The attacker stops their own sign-in before the redirect and sends the victim the link.
     const code = await attackersCode(`/api/v1/auth/oauth/oidc/start?workspace_id=${workspaceId}`);
     const victim = await chromium.newPage();
-    await victim.goto(`${app.url}/login/callback?code=${encodeURIComponent(code)}`);
+    await victim.goto(`${base}/login/callback?code=${encodeURIComponent(code)}`);
     // Whichever comes first: the refusal, or (as before the binding) the attacker's dashboard.
     await victim
       .getByRole('alert')
@@ -185,7 +193,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     const leaving = victim.waitForRequest((request) => isStart(new URL(request.url())));
     await victim.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
     await leaving;
-    await victim.goto(`${app.url}/login?workspace=${workspaceId}`);
+    await victim.goto(`${base}/login?workspace=${workspaceId}`);
     expect(await pending(victim)).not.toBeNull();
 
     // The attacker's code, from an SSO sign-in bound with their own challenge and state.
@@ -193,7 +201,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     const code = await attackersCode(
       `/api/v1/auth/sso/start?workspace_id=${workspaceId}&email=${emailOf('mallory')}&code_challenge=${challenge}&state=theirs`,
     );
-    await victim.goto(`${app.url}/login/callback?code=${encodeURIComponent(code)}&state=theirs`);
+    await victim.goto(`${base}/login/callback?code=${encodeURIComponent(code)}&state=theirs`);
     await victim.getByRole('alert').filter({ hasText: NOT_THIS_TAB }).waitFor();
     expect(await signedIn(victim)).toBe(false);
     expect(await pending(victim)).toBeNull();
@@ -203,11 +211,79 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await victim.close();
   });
 
+  it('shows a failed SSO start as a message on the dashboard’s sign-in pages, while an API client still gets the envelope', async () => {
+    const page = await signInPage();
+    // A domain no organization claims: the start fails before leaving for any provider.
+    const stranger = `sam.${RUN}@unclaimed-${RUN}.example`;
+    await page.getByText('Sign in with your company’s single sign-on', { exact: true }).click();
+    await page.getByLabel('Work email', { exact: true }).fill(stranger);
+    const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/auth/sso/start');
+    await page.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
+    expect((await answered).status()).toBe(303);
+    await page.getByRole('heading', { level: 1, name: 'Sign-in not completed', exact: true }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'No organization signs in with SSO for this email domain' }).waitFor();
+    expect(new URL(page.url()).origin).toBe(base);
+    expect(await pending(page)).toBeNull();
+    await page.getByRole('link', { name: 'Back to sign-in', exact: true }).click();
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).waitFor();
+
+    // The same start asked by a program (fetch, curl, an SDK): the API's 404 in the envelope, unchanged.
+    const api = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${workspaceId}&email=${encodeURIComponent(stranger)}`);
+    expect([api.status, api.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    await page.close();
+  });
+
+  it('sends a sign-in page opened at another address than BASE_URL’s there before a social or SSO sign-in starts', async () => {
+    await chromium.context.clearCookies();
+    const page = await chromium.newPage();
+    // 127.0.0.1 while BASE_URL names dash.test (as 127.0.0.1 while BASE_URL is http://localhost:3000).
+    await page.goto(`${app.url}/login?workspace=${workspaceId}`);
+    await page
+      .getByRole('status')
+      .filter({ hasText: `finishes at ${base}` })
+      .waitFor();
+    // Nothing that would start a sign-in this tab could never finish; the password form stays.
+    expect(await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).count()).toBe(0);
+    expect(await page.getByText('Sign in with your company’s single sign-on', { exact: true }).count()).toBe(0);
+    await page.getByLabel('Password', { exact: true }).waitFor();
+
+    await page.getByRole('link', { name: `Open the sign-in page at ${base}`, exact: true }).click();
+    await page.waitForURL(`${base}/login?workspace=${workspaceId}`);
+    const email = emailOf('linus');
+    idp.signInAs({ sub: `linus-${RUN}`, claims: { email, email_verified: true } });
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    await expectSignedInAs(page, email);
+    await page.close();
+  });
+
+  it('signs in with the password form and the authenticator code over the same plain-http origin', async () => {
+    const email = emailOf('hedy');
+    const created = await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email, password: 'frequency hopping' } });
+    expect(created.status).toBe(201);
+    const session = await signIn(app, workspaceId, email, 'frequency hopping');
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
+    const device = new TotpDevice(new URL(enrolled.body.data.otpauth_uri).searchParams.get('secret') as string, app.clock);
+    await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
+      token: session.accessToken,
+      body: { code: device.nextCode() },
+    });
+
+    const page = await signInPage();
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill('frequency hopping');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('Authentication code', { exact: true }).fill(device.nextCode());
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await page.waitForURL('**/dashboard/**');
+    await page.locator('.account-email').filter({ hasText: email }).waitFor();
+    await page.close();
+  });
+
   it('still shows the provider’s refusal, and says so when nothing came back', async () => {
     const page = await chromium.newPage();
-    await page.goto(`${app.url}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
+    await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
     await page.getByRole('alert').filter({ hasText: 'You cancelled the sign-in.' }).waitFor();
-    await page.goto(`${app.url}/login/callback`);
+    await page.goto(`${base}/login/callback`);
     await page.getByRole('alert').filter({ hasText: 'no sign-in came back to it' }).waitFor();
     expect(chromium.problems).toEqual([]);
     await page.close();

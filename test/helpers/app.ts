@@ -31,7 +31,17 @@ export interface TestApp {
  * Each app gets its own rate-limit key space so files do not spend each other's budgets. BASE_URL
  * (the OIDC issuer) is the app's real address unless a test chooses another.
  */
-export async function startTestApp(env: Record<string, string> = {}, options: { poolSize?: number } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: {
+    poolSize?: number;
+    /**
+     * A host name for BASE_URL on the app's port (`http://dash.test:<port>`), which a browser reaches
+     * through `launchChromium({ hostResolverRules })`; the app still listens on 127.0.0.1, `url`.
+     */
+    baseHost?: string;
+  } = {},
+): Promise<TestApp> {
   const server = createServer();
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -47,7 +57,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     TRUST_PROXY: 'loopback',
     DATABASE_URL: testDatabaseUrl(),
     // Vite sets BASE_URL=/ in every test process; the service's BASE_URL is a different thing.
-    BASE_URL: url,
+    BASE_URL: options.baseHost ? `http://${options.baseHost}:${port}` : url,
     ...env,
   });
   const orm = await MikroORM.init(ormOptions(config.DATABASE_URL as string, options.poolSize ?? (inject('embedded') ? 1 : 4)));

@@ -16,7 +16,7 @@ export interface Chromium {
   newPage(): Promise<Page>;
   /**
    * Console errors and uncaught exceptions of every tab (CSP and Trusted Types violations are console
-   * errors), except Chromium's "Failed to load resource" lines for the API's own 4xx answers.
+   * errors), except Chromium's notes on what it was answered (BROWSER_NOTICES).
    */
   problems: string[];
   screenshot(page: Page, name: string): Promise<void>;
@@ -28,10 +28,20 @@ export function chromiumAvailable(): boolean {
 }
 
 /**
- * Headless Chromium in a fresh profile directory, with the flags this machine needs (its closed
- * network refuses Chromium's background connections).
+ * Console errors that are Chromium's notes on what it was answered, not the page's faults: the API's
+ * own 4xx answers, and the service's `Cross-Origin-Opener-Policy` header, which Chromium ignores (and
+ * says so) on an origin it does not count as secure (plain http at a host other than localhost).
  */
-export async function launchChromium(): Promise<Chromium> {
+const BROWSER_NOTICES = [
+  'Failed to load resource',
+  "The Cross-Origin-Opener-Policy header has been ignored, because the URL's origin was untrustworthy.",
+];
+
+/**
+ * Headless Chromium in a fresh profile directory, with the flags this machine needs (its closed
+ * network refuses Chromium's background connections), and host names of the test's own if asked.
+ */
+export async function launchChromium(options: { hostResolverRules?: string } = {}): Promise<Chromium> {
   const userDataDir = await mkdtemp(join(tmpdir(), 'chromium-profile-'));
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const context = await chromium.launchPersistentContext(userDataDir, {
@@ -44,6 +54,8 @@ export async function launchChromium(): Promise<Chromium> {
       '--disable-component-update',
       '--no-first-run',
       '--disable-sync',
+      // A name for 127.0.0.1 (`MAP dash.test 127.0.0.1`): an origin Chromium does not count as secure, as a LAN address is not.
+      ...(options.hostResolverRules ? [`--host-resolver-rules=${options.hostResolverRules}`] : []),
     ],
     viewport: { width: 1280, height: 800 },
     locale: 'en-GB',
@@ -53,7 +65,7 @@ export async function launchChromium(): Promise<Chromium> {
   const problems: string[] = [];
   const watch = (page: Page) => {
     page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      if (message.type() === 'error' && !BROWSER_NOTICES.some((notice) => message.text().startsWith(notice)))
         problems.push(`${page.url()}: ${message.text()}`);
     });
     page.on('pageerror', (error) => problems.push(`${page.url()}: ${error.message}`));

@@ -62,6 +62,10 @@ export function browserSignInPaths(): Record<string, Json> {
         ],
         responses: {
           '302': { description: 'To the provider’s authorization page' },
+          '303': {
+            description:
+              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description, in place of the 4xx',
+          },
           '400': BAD_REQUEST,
           '401': INVALID_TOKEN,
           '404': NOT_FOUND,
@@ -165,6 +169,10 @@ export function browserSignInPaths(): Record<string, Json> {
         ],
         responses: {
           '302': { description: 'To the organization’s identity provider' },
+          '303': {
+            description:
+              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description, in place of the 4xx',
+          },
           '400': BAD_REQUEST,
           '401': INVALID_TOKEN,
           '404': NOT_FOUND,

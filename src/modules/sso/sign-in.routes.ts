@@ -114,19 +114,56 @@ function limitOf(path: string): LimitName {
   return path.startsWith('/api/v1/auth/sso/') ? 'ssoAuth' : 'socialAuth';
 }
 
-/** The browser flows' answers: a redirect when they go on, the envelope when they cannot. */
-function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<void>) {
+/**
+ * A start the browser navigated to for the dashboard (no `redirect_uri`: the result goes to
+ * BASE_URL/login/callback); its failure is shown there rather than as the envelope on a blank page.
+ * A navigation says `Sec-Fetch-Mode: navigate`; browsers send no `Sec-Fetch-*` to a plain-http origin
+ * other than localhost, where a navigation is told by preferring HTML to JSON (`fetch`, curl and SDKs
+ * send `*` or nothing, and keep the envelope).
+ */
+function startedByDashboard(req: Request): boolean {
+  if (req.method !== 'GET' || req.query.redirect_uri !== undefined) return false;
+  const mode = req.get('sec-fetch-mode');
+  return mode ? mode === 'navigate' : req.accepts(['application/json', 'text/html']) === 'text/html';
+}
+
+/** RFC 6749 §4.1.2.1's error for a start that failed before leaving for the provider. */
+function startRefusal(appError: AppError, internal: boolean): string {
+  if (internal || appError.appCode === 'INTERNAL') return 'server_error';
+  if (appError.appCode === 'RATE_LIMITED' || appError.appCode === 'UNAVAILABLE') return 'temporarily_unavailable';
+  return appError.appCode === 'BAD_REQUEST' ? 'invalid_request' : 'access_denied';
+}
+
+/**
+ * The browser flows' answers: a redirect when they go on, the envelope when they cannot; with
+ * `dashboardFailures` (the starts: `startHandler`), a failed start the dashboard navigated to goes back
+ * to its /login/callback with `?error=&error_description=`, as a provider's refusal does.
+ */
+function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<void>, options: { dashboardFailures?: boolean } = {}) {
+  const fail = (req: Request, res: Response, appError: AppError, internal: boolean) => {
+    if (!options.dashboardFailures || !startedByDashboard(req)) return sendError(res, appError);
+    const description = internal ? 'The sign-in could not be started; try again later' : appError.message;
+    res.redirect(
+      303,
+      resultRedirect(`${deps.config.BASE_URL}/login/callback`, { error: startRefusal(appError, internal), error_description: description }),
+    );
+  };
   return async (req: Request, res: Response) => {
     try {
       const decision = await deps.rateLimits.consume(limitOf(req.path), getRequestInfo(req).ip);
-      if (!decision.allowed) return sendError(res, rateLimitedError(decision));
+      if (!decision.allowed) return fail(req, res, rateLimitedError(decision), false);
       await run(req, res);
     } catch (error) {
       const { appError, internal } = toAppError(error);
       if (internal) deps.log.error('external sign-in failed', { error });
-      sendError(res, appError);
+      fail(req, res, appError, internal);
     }
   };
+}
+
+/** A start's handler: its failures reach the dashboard's /login/callback when the dashboard navigated to it. */
+function startHandler(deps: AppDeps, run: (req: Request, res: Response) => Promise<void>) {
+  return handler(deps, run, { dashboardFailures: true });
 }
 
 /**
@@ -253,7 +290,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
 
   router.get(
     '/api/v1/auth/oauth/:provider/start',
-    handler(deps, async (req, res) => {
+    startHandler(deps, async (req, res) => {
       const provider = knownProvider(String(req.params.provider));
       const workspaceId = await workspaceOf(deps, req);
       const em = deps.orm.em.fork();
@@ -322,7 +359,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
 
   router.get(
     '/api/v1/auth/sso/start',
-    handler(deps, async (req, res) => {
+    startHandler(deps, async (req, res) => {
       const workspaceId = await workspaceOf(deps, req);
       const given = query(req, 'email');
       const email = given === undefined ? undefined : canonicalEmail(given);

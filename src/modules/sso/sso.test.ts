@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -389,6 +389,55 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     expect((await call(app, 'GET', `/api/v1/organizations/${ours}/members`, { token: ws.apiKey })).body.meta.total).toBe(0);
     const ourUser = await call(app, 'GET', `/api/v1/users/${pat.body.data.id}`, { token: ws.apiKey });
     expect(ourUser.body.data).toMatchObject({ email: 'pat@shared-sso.example', last_sign_in_at: null, email_verified: false });
+  });
+
+  it('sends a failed start the browser navigated to for the dashboard back to /login/callback with the error; a program still gets the envelope', async () => {
+    // node:http, not fetch: fetch sends Sec-Fetch-Mode: cors whatever it is given, as a browser's fetch does.
+    const get = (path: string, headers: Record<string, string>) =>
+      new Promise<{ status: number; headers: Headers; body: { error?: { code: string } } }>((resolve, reject) => {
+        const req = request(`${app.url}${path}`, { headers: { 'x-forwarded-for': someIp(), ...headers } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            const json = (res.headers['content-type'] ?? '').includes('json');
+            resolve({
+              status: res.statusCode as number,
+              headers: new Headers({ location: res.headers.location ?? '' }),
+              body: json ? JSON.parse(text) : {},
+            });
+          });
+        });
+        req.on('error', reject).end();
+      });
+    const start = (query: string, headers: Record<string, string>) => get(`/api/v1/auth/sso/start?workspace_id=${ws.id}&${query}`, headers);
+    const navigate = { 'sec-fetch-mode': 'navigate', accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+    // A plain-http origin other than localhost: the browser sends no Sec-Fetch-*, only its Accept.
+    const plainHttpNavigation = { accept: navigate.accept };
+    for (const headers of [navigate, plainHttpNavigation]) {
+      const unclaimed = await start('email=nobody%40unclaimed-sso.example', headers);
+      expect(unclaimed.status).toBe(303);
+      const at = new URL(unclaimed.headers.get('location') as string);
+      expect(`${at.origin}${at.pathname}`).toBe(`${base}/login/callback`);
+      expect(Object.fromEntries(at.searchParams)).toEqual({
+        error: 'access_denied',
+        error_description: 'No organization signs in with SSO for this email domain',
+      });
+      const malformed = new URL((await start('email=not-an-address', headers)).headers.get('location') as string);
+      expect(malformed.searchParams.get('error')).toBe('invalid_request');
+    }
+    // fetch (Sec-Fetch-Mode: cors), curl (Accept: */*), an app that named its redirect_uri: the envelope, as before.
+    for (const [query, headers] of [
+      ['email=nobody%40unclaimed-sso.example', { 'sec-fetch-mode': 'cors', accept: 'text/html' }],
+      ['email=nobody%40unclaimed-sso.example', { accept: '*/*' }],
+      ['email=nobody%40unclaimed-sso.example', {}],
+      [`email=nobody%40unclaimed-sso.example&redirect_uri=${encodeURIComponent(`${base}/login/callback`)}`, navigate],
+    ] as const) {
+      const answer = await start(query, headers);
+      expect([answer.status, answer.body.error?.code], JSON.stringify(headers)).toEqual([404, 'NOT_FOUND']);
+    }
+    const social = await get(`/api/v1/auth/oauth/google/start?workspace_id=${ws.id}`, navigate);
+    expect(social.status).toBe(303);
+    expect(new URL(social.headers.get('location') as string).pathname).toBe('/login/callback');
   });
 
   it('answers 400 to an email that is no address, rather than looking it up', async () => {

@@ -5,7 +5,9 @@ import { Button } from '../../ui/actions/Button.tsx';
 import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Form } from '../../ui/forms/Form.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
+import { FormProblem } from '../../api/errors.ts';
 import { boundStartUrl } from './sign-in-binding.ts';
+import { serviceOrigin } from './service-origin.ts';
 
 /**
  * The workspace's social providers and enterprise single sign-on; both come back to /login/callback,
@@ -33,17 +35,45 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
   }, []);
   if (!valid) return null;
 
+  // Opened at another address than BASE_URL's (127.0.0.1 for localhost): the sign-in would come back to
+  // a tab that cannot read what this one remembered, and be refused. Send the person there first.
+  const home = serviceOrigin();
+  if (home !== null && home !== window.location.origin) {
+    const there = `${home}/login?${new URLSearchParams({ workspace: workspaceId }).toString()}`;
+    return (
+      <div className="external-sign-in">
+        <p className="divider">
+          <span>or</span>
+        </p>
+        <div className="alert alert-info" role="status">
+          <p>
+            Sign-in with another account or your company’s single sign-on finishes at {home}, the address this service is configured with
+            (its BASE_URL), so it has to start there too.
+          </p>
+          <p>
+            <a href={there}>Open the sign-in page at {home}</a>
+          </p>
+        </div>
+      </div>
+    );
+  }
+
   /** Leaves for the provider with this tab's PKCE challenge and state on the start URL. */
   const start = (which: string, startUrl: string) => {
+    let url: string;
+    try {
+      url = boundStartUrl(startUrl);
+    } catch (error) {
+      // sessionStorage refused the entry (storage blocked or full): starting unbound would only be refused at the end.
+      console.warn('sign-in: the sign-in could not be remembered', error);
+      setStartError(
+        new FormProblem('This browser did not let the page remember the sign-in. Allow site data for this page and try again.'),
+      );
+      return;
+    }
     setStarting(which);
     setStartError(null);
-    boundStartUrl(startUrl).then(
-      (url) => window.location.assign(url),
-      (error: unknown) => {
-        setStarting(null);
-        setStartError(error);
-      },
-    );
+    window.location.assign(url);
   };
 
   const startSso = () => {

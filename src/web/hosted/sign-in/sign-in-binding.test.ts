@@ -28,13 +28,13 @@ const START =
   'https://id.example/api/v1/auth/oauth/google/start?workspace_id=wsp_1&redirect_uri=https%3A%2F%2Fid.example%2Flogin%2Fcallback';
 
 describe('binding a social or SSO sign-in to the tab that starts it', () => {
-  it('computes RFC 7636’s S256 challenge (appendix B)', async () => {
-    expect(await s256Challenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+  it('computes RFC 7636’s S256 challenge (appendix B)', () => {
+    expect(s256Challenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
   });
 
-  it('adds the challenge, S256 and a state to the start URL, keeping its own parameters, and remembers the verifier for that state', async () => {
+  it('adds the challenge, S256 and a state to the start URL, keeping its own parameters, and remembers the verifier for that state', () => {
     const storage = new MemoryStorage();
-    const url = new URL(await boundStartUrl(START, storage, 1_000, 'https://id.example'));
+    const url = new URL(boundStartUrl(START, storage, 1_000, 'https://id.example'));
     expect(url.pathname).toBe('/api/v1/auth/oauth/google/start');
     expect(url.searchParams.get('workspace_id')).toBe('wsp_1');
     expect(url.searchParams.get('redirect_uri')).toBe('https://id.example/login/callback');
@@ -44,29 +44,29 @@ describe('binding a social or SSO sign-in to the tab that starts it', () => {
 
     const verifier = takeVerifier(state, storage, 2_000) as string;
     expect(verifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(url.searchParams.get('code_challenge')).toBe(await s256Challenge(verifier));
+    expect(url.searchParams.get('code_challenge')).toBe(s256Challenge(verifier));
     // Used once.
     expect(takeVerifier(state, storage, 2_000)).toBeNull();
   });
 
-  it('answers no verifier for another state, no state, or a sign-in started too long ago, and forgets it anyway', async () => {
+  it('answers no verifier for another state, no state, or a sign-in started too long ago, and forgets it anyway', () => {
     const storage = new MemoryStorage();
     for (const [state, now] of [
       ['someone-elses-state', 2_000],
       [null, 2_000],
       ['own', 1_000 + 10 * 60 * 1000 + 1],
     ] as const) {
-      const own = new URL(await boundStartUrl(START, storage, 1_000, 'https://id.example')).searchParams.get('state') as string;
+      const own = new URL(boundStartUrl(START, storage, 1_000, 'https://id.example')).searchParams.get('state') as string;
       expect(takeVerifier(state === 'own' ? own : state, storage, now)).toBeNull();
       expect(storage.length).toBe(0);
     }
     expect(takeVerifier('anything', storage)).toBeNull();
   });
 
-  it('keeps one sign-in per tab: a new start replaces the one before', async () => {
+  it('keeps one sign-in per tab: a new start replaces the one before', () => {
     const storage = new MemoryStorage();
-    const first = new URL(await boundStartUrl(START, storage, 1_000, 'https://id.example')).searchParams.get('state');
-    const second = new URL(await boundStartUrl(START, storage, 1_000, 'https://id.example')).searchParams.get('state');
+    const first = new URL(boundStartUrl(START, storage, 1_000, 'https://id.example')).searchParams.get('state');
+    const second = new URL(boundStartUrl(START, storage, 1_000, 'https://id.example')).searchParams.get('state');
     expect(takeVerifier(first, storage, 1_000)).toBeNull();
     expect(takeVerifier(second, storage, 1_000)).toBeNull();
   });

@@ -7,7 +7,7 @@
  * is never exchanged.
  */
 
-import { FormProblem } from '../../api/errors.ts';
+import { sha256 } from '@noble/hashes/sha2.js';
 
 /** One sign-in in flight per tab: a new start replaces the previous one. */
 const PENDING_KEY = 'identity.external_sign_in';
@@ -30,26 +30,28 @@ function randomToken(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(32)));
 }
 
-/** RFC 7636 §4.2: BASE64URL(SHA-256(verifier)). */
-export async function s256Challenge(verifier: string): Promise<string> {
-  // WebCrypto's digest exists in secure contexts only (https, or localhost).
-  if (!crypto.subtle) throw new FormProblem('This page cannot start a secure sign-in: open it over https.');
-  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+/**
+ * RFC 7636 §4.2: BASE64URL(SHA-256(verifier)). Not WebCrypto's digest: `crypto.subtle` exists in
+ * secure contexts only (https, localhost), and a self-hosted service is often opened over plain http
+ * at a LAN address (`crypto.getRandomValues`, used for the verifier and the state, exists everywhere).
+ */
+export function s256Challenge(verifier: string): string {
+  return base64url(sha256(new TextEncoder().encode(verifier)));
 }
 
 /**
  * The provider's start URL (it may already carry `workspace_id`, `redirect_uri`…) with this tab's
  * binding added, after remembering the verifier for the callback.
  */
-export async function boundStartUrl(
+export function boundStartUrl(
   startUrl: string,
   storage: Storage = window.sessionStorage,
   now: number = Date.now(),
   base: string = window.location.origin,
-): Promise<string> {
+): string {
   const pending: PendingSignIn = { state: randomToken(), verifier: randomToken(), startedAt: now };
   const url = new URL(startUrl, base);
-  url.searchParams.set('code_challenge', await s256Challenge(pending.verifier));
+  url.searchParams.set('code_challenge', s256Challenge(pending.verifier));
   url.searchParams.set('code_challenge_method', 'S256');
   url.searchParams.set('state', pending.state);
   storage.setItem(PENDING_KEY, JSON.stringify(pending));
