@@ -475,7 +475,10 @@ export function externalSignInRoutes(deps: AppDeps): Router {
    * RelayState (our state) it carries. The state is consumed first, so a response is accepted once.
    */
   router.post(
-    '/api/v1/auth/sso/saml/:organizationId/acs',
+    // A pattern without a named parameter: Express would decode `:organizationId` before the handler
+    // and answer a malformed escape (`%`) 404 before the post is read; the REST door reads the body
+    // first (400 for one that is no form), and the id, kept raw, then matches nothing.
+    SAML_ACS_PATH,
     express.urlencoded({ extended: false, limit: '512kb' }),
     handler(deps, async (req, res) => {
       // Not a form (JSON, no body at all): nothing was parsed, and the post lacks what it needs (400).
@@ -485,7 +488,7 @@ export function externalSignInRoutes(deps: AppDeps): Router {
       if (!relayState || !samlResponse)
         throw new AppError('BAD_REQUEST', 'The SAML post needs SAMLResponse and RelayState (IdP-initiated sign-in is not supported)');
       const flow = await consumeState(deps, deps.orm.em.fork(), relayState, 'sso');
-      const organizationId = String(req.params.organizationId);
+      const organizationId = req.path.split('/')[6] ?? '';
       await finish(deps, res, flow, originOfRequest(req), async (em) => {
         if (flow.flow.source !== organizationId) throw new AppError('BAD_REQUEST', 'The response reached another organization’s endpoint');
         const org = await em.findOne(Organization, { id: organizationId });
@@ -533,6 +536,12 @@ function answerOtherMethods(deps: AppDeps, router: Router): void {
     );
   }
 }
+
+/**
+ * `/api/v1/auth/sso/saml/{organizationId}/acs`, with no capture group (Express decodes those too). The
+ * id is the path's sixth segment, as sent: an id is never escaped.
+ */
+export const SAML_ACS_PATH = /^\/api\/v1\/auth\/sso\/saml\/[^/]+\/acs\/?$/i;
 
 function samlServiceProvider(deps: AppDeps, organizationId: string) {
   const sp = serviceProviderOf(deps.config.BASE_URL, organizationId);

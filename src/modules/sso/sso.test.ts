@@ -452,6 +452,19 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     }
   });
 
+  it('reads a SAML post before its path: one that is no form is 400, also at a path whose id is a malformed escape', async () => {
+    for (const id of ['org_00000000000000000000000000', '%', '%E0%A4%A']) {
+      const json = await call(app, 'POST', `/api/v1/auth/sso/saml/${id}/acs`, { body: [], headers: { 'x-forwarded-for': someIp() } });
+      expect([json.status, json.body.error.code], id).toEqual([400, 'BAD_REQUEST']);
+    }
+    // A form with what it needs reaches the state check, which names nothing here.
+    const form = await call(app, 'POST', '/api/v1/auth/sso/saml/%/acs', {
+      raw: new URLSearchParams({ SAMLResponse: 'PHNhbWw+', RelayState: 'unknown' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': someIp() },
+    });
+    expect(form.status).toBe(401);
+  });
+
   it('checks SAML metadata before saving it and accepts a signed response once; a tampered one is refused', async () => {
     const org = await organization('Initech', 'initech.example');
     const cookie = await openPortal(org);
