@@ -223,6 +223,21 @@ describe('social sign-in through a generic OpenID provider', () => {
   });
 
   /** A sign-in as the provider's subject `sub`: where the callback sends the browser. */
+  it('revokes a pending invitation of the address when a sign-in creates its user, audited', async () => {
+    const email = uniqueEmail('invited-social');
+    const invited = await call(app, 'POST', '/api/v1/invitations', { token: ws.apiKey, body: { email } });
+    expect(invited.status).toBe(201);
+    const { res } = await throughProvider(email);
+    expect(res.status).toBe(303);
+    const read = await call(app, 'GET', `/api/v1/invitations/${invited.body.data.id}`, { token: ws.apiKey });
+    expect(read.body.data.status).toBe('revoked');
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=invitation.revoke&per_page=100', { token: ws.apiKey });
+    expect(audit.body.data.find((e: { target: { id: string } }) => e.target.id === invited.body.data.id)).toMatchObject({
+      actor: { type: 'system' },
+      details: { reason: 'user_exists' },
+    });
+  });
+
   async function asSubject(sub: string, claims: Record<string, unknown>): Promise<URL> {
     const authorize = await start();
     idp.signInAs({ sub, claims });
