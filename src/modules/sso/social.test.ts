@@ -155,6 +155,34 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect((await call(app, 'GET', '/api/v1/auth/oauth/providers/gitlab', { token: own.apiKey })).status).toBe(404);
   });
 
+  it('writes nothing for a PUT of the configuration it already has, the secret re-sent or left out; a new secret is written', async () => {
+    const own = await createWorkspace(app, 'Provider no-op');
+    const path = '/api/v1/auth/oauth/providers/github';
+    const body = { client_id: 'gh-client', client_secret: 'gh-secret-value', enabled: true };
+    const created = await call(app, 'PUT', path, { token: own.apiKey, body });
+    expect(created.status).toBe(201);
+    const saves = async () =>
+      (await call(app, 'GET', '/api/v1/audit/events/?event_type=social_provider.update&outcome=success', { token: own.apiKey })).body.meta
+        .total as number;
+    expect(await saves()).toBe(1);
+    app.clock.advance(5000);
+    for (const same of [
+      body,
+      { client_id: 'gh-client', enabled: true },
+      { ...body, display_name: 'GitHub', scopes: ['read:user', 'user:email'] },
+    ]) {
+      const res = await call(app, 'PUT', path, { token: own.apiKey, body: same });
+      expect(res.status, JSON.stringify(same)).toBe(200);
+      expect(res.body.data, JSON.stringify(same)).toEqual(created.body.data);
+    }
+    expect(await saves()).toBe(1);
+    const rotated = await call(app, 'PUT', path, { token: own.apiKey, body: { ...body, client_secret: 'gh-secret-other' } });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.client_secret).toBe('••••ther');
+    expect(rotated.body.data.updated_at).not.toBe(created.body.data.updated_at);
+    expect(await saves()).toBe(2);
+  });
+
   it('redirects with state, nonce and PKCE, creates the user from the verified profile, and swaps the code once', async () => {
     const authorize = await start();
     expect(authorize.origin).toBe(idp.issuer);
