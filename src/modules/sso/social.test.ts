@@ -583,7 +583,7 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(
       (await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: admin.body.data.id, role_id: adminRole.id } }))
         .status,
-    ).toBe(200);
+    ).toBe(201);
     const forged = await asSubject(`forged-${adminEmail}`, { email: adminEmail, email_verified: true });
     expect(forged.searchParams.get('error')).toBe('access_denied');
 

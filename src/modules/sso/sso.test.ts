@@ -355,7 +355,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
           token,
           body: { user_id: user.body.data.id, role_id: roleId },
         });
-        expect(given.status).toBe(200);
+        expect(given.status).toBe(201);
       }
       return user.body.data.id as string;
     };
