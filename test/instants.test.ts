@@ -48,7 +48,7 @@ describe('instants a caller sends: the years 0001 to 9999 in UTC, every form tak
       token: ws.apiKey,
       body: { user_id: user.id, role_id: 'viewer', expires_at: '9999-12-31T18:59:59-05:00' },
     });
-    expect([last.status, last.body.data.expires_at]).toEqual([200, '9999-12-31T23:59:59.000Z']);
+    expect([last.status, last.body.data.expires_at]).toEqual([201, '9999-12-31T23:59:59.000Z']);
   });
 
   it('refuses such an end date or due date in governance with 400, and reads a bare date as an assignment does', async () => {

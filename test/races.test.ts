@@ -217,7 +217,7 @@ describe(`races: ${N} identical requests at once`, () => {
       token: first.accessToken,
       body: { user_id: secondId, role_id: ownerRole },
     });
-    expect(granted.status).toBe(200);
+    expect(granted.status).toBe(201);
     const secondToken = (await signIn(app, fresh.id, secondEmail, PASSWORD)).accessToken;
 
     const revoke = (token: string, userId: string): RaceRequest => ({
@@ -252,7 +252,7 @@ describe(`races: ${N} identical requests at once`, () => {
     expect(owners.map((o) => o.user_id)).toEqual([demoted === secondId ? fresh.owner.id : secondId]);
   });
 
-  it('role assignment: the same (user, role) at once is 200 for every call, as one after another is; one assignment stays', async () => {
+  it('role assignment: the same (user, role) at once is one 201 (the grant) and 200 for the others, as one after another is; one assignment stays', async () => {
     const user = await newUser('assignee');
     const role = await call(app, 'POST', '/api/v1/roles', {
       token: ws.apiKey,
@@ -268,7 +268,7 @@ describe(`races: ${N} identical requests at once`, () => {
         body: JSON.stringify({ user_id: user.id, role_id: role.body.data.id, expires_at: expiresAt }),
       }),
     );
-    expect(outcomes(results)).toEqual(Array.from({ length: N }, () => '200'));
+    expect(outcomes(results)).toEqual([...Array<string>(N - 1).fill('200'), '201']);
     for (const r of results) expect(r.json.data).toMatchObject({ user_id: user.id, role_id: role.body.data.id, expires_at: expiresAt });
     const held = await sql<{ expires_at: string }>('select expires_at from role_assignments where user_id = ? and role_id = ?', [
       user.id,

@@ -79,6 +79,9 @@ describe('generated contracts', () => {
     for (const path of ['/api/v1/roles/assign', '/api/v1/roles/revoke', '/api/v1/invitations/{id}/resend', '/api/v1/groups/{id}/members']) {
       expect(statuses('post', path), path).toEqual(expect.arrayContaining(['404', '409']));
     }
+    // A new grant is created (201); giving a held role again updates it (200).
+    expect(statuses('post', '/api/v1/roles/assign')).toEqual(expect.arrayContaining(['200', '201']));
+    expect(statuses('put', '/api/v1/auth/oauth/providers/{provider}')).toEqual(expect.arrayContaining(['200', '201']));
     expect(statuses('post', '/api/v1/auth/login')).toContain('404');
     // A list names nothing that could be missing, and a call that cannot conflict says so by leaving 409 out.
     expect(statuses('get', '/api/v1/users')).not.toContain('404');

@@ -51,7 +51,7 @@ export interface Context {
   /** Run after the request's transaction commits (kick the mailer, the webhook dispatcher…). */
   afterCommit: (() => void)[];
   /**
-   * The success status a handler decided for this call (meta `createsOnPut`: 201 when its PUT created
+   * The success status a handler decided for this call (meta `mayCreate`: 201 when the call created
    * the resource). One object, shared by every narrowed copy of the context; the REST door reads it.
    */
   success: { status?: 200 | 201 };

@@ -172,8 +172,8 @@ const TENANT_HEADER = {
 
 /**
  * What the generator cannot know from the procedure: a public call needs no credential (`protect`
- * unset), a public call about one workspace names it in X-Tenant-ID, a create answers 201, and a PUT
- * that may create answers 201 or 200.
+ * unset), a public call about one workspace names it in X-Tenant-ID, a create answers 201, and a call
+ * that may create (a PUT, an assignment) answers 201 or 200.
  */
 function fromMeta(operation: Json, meta: Meta): void {
   if (!meta.openapi?.protect) operation.security = [];
@@ -187,9 +187,10 @@ function fromMeta(operation: Json, meta: Meta): void {
     const { '200': created, ...rest } = responses;
     operation.responses = { '201': { ...created, description: 'Created' }, ...rest };
   }
-  if (meta.createsOnPut && responses?.['200']) {
+  if (meta.mayCreate && responses?.['200']) {
     const { '200': replaced, ...rest } = responses;
-    operation.responses = { '200': { ...replaced, description: 'Replaced' }, '201': { ...replaced, description: 'Created' }, ...rest };
+    const kept = meta.openapi?.method === 'PUT' ? 'Replaced' : 'Updated, or unchanged';
+    operation.responses = { '200': { ...replaced, description: kept }, '201': { ...replaced, description: 'Created' }, ...rest };
   }
 }
 

@@ -42,8 +42,11 @@ import { attemptedEmail, recordRateLimitedAttempt } from './rate-limited-attempt
  */
 export type Meta = OpenApiMeta<{
   successStatus?: 200 | 201;
-  /** A PUT that creates its resource when there is none: 201 then (the handler sets `ctx.success`), else 200. */
-  createsOnPut?: true;
+  /**
+   * A call that creates only sometimes (a PUT that creates its resource when there is none, an
+   * assignment that is a new grant): 201 then (the handler sets `ctx.success`), else 200.
+   */
+  mayCreate?: true;
   singleStatement?: true;
   ownTransaction?: true;
   /** Where the input holds new passwords (`owner.password`): they are hashed before the transaction opens. */

@@ -115,6 +115,22 @@ describe('authorization endpoint and discovery', () => {
       expect(oauthDoc.issuer).toBe(doc.issuer);
     });
 
+    it('lets clients and caches keep the discovery documents five minutes; the JWKS keeps its own header', async () => {
+      for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+        for (const method of ['GET', 'HEAD']) {
+          const res = await fetch(`${app.url}${path}`, { method });
+          expect([res.status, res.headers.get('cache-control')], `${method} ${path}`).toEqual([200, 'public, max-age=300']);
+        }
+      }
+      const refused = await fetch(`${app.url}/.well-known/openid-configuration`, {
+        method: 'POST',
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect(refused.status).toBe(405);
+      expect(refused.headers.get('cache-control')).not.toBe('public, max-age=300');
+      expect((await fetch(`${app.url}/.well-known/jwks.json`)).headers.get('cache-control')).toBe('public, max-age=60');
+    });
+
     it('answers a method a protocol endpoint does not take 405 with Allow and an RFC 6749 body, and keeps the ones it takes', async () => {
       const cases = [
         ['GET', '/oauth/token', 'POST, OPTIONS'],

@@ -9,7 +9,10 @@ export const OAUTH_ERROR = {
   type: 'object',
   required: ['error'],
   properties: {
-    error: { type: 'string', description: 'RFC 6749 error code (invalid_request, invalid_client, invalid_grant, RATE_LIMITED past a limit, …)' },
+    error: {
+      type: 'string',
+      description: 'RFC 6749 error code (invalid_request, invalid_client, invalid_grant, RATE_LIMITED past a limit, …)',
+    },
     error_description: { type: 'string', description: 'For people; do not parse' },
   },
 };
@@ -275,7 +278,12 @@ export function protocolPaths(): Record<string, Json> {
         operationId: 'oidc-discovery',
         summary: 'OpenID Connect discovery (issuer = BASE_URL)',
         tags,
-        responses: { '200': { description: 'The provider metadata', content: { 'application/json': { schema: { type: 'object' } } } } },
+        responses: {
+          '200': {
+            description: 'The provider metadata (Cache-Control: public, max-age=300)',
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+        },
       },
     },
     '/.well-known/jwks.json': {

@@ -152,6 +152,19 @@ async function issuedClaimsOnly(ctx: KoaContextWithOIDC, next: () => Promise<unk
   ctx.body = { ...body, claims_supported: body.claims_supported.filter((claim: unknown) => claim !== 'sid') };
 }
 
+/** How long a cache may keep the discovery documents: they change only with the configuration (a restart). */
+export const DISCOVERY_CACHE_CONTROL = 'public, max-age=300';
+
+/**
+ * The discovery documents (`/.well-known/openid-configuration` and RFC 8414's
+ * `/.well-known/oauth-authorization-server`) hold no credential and nothing per user: clients and
+ * proxies may keep them five minutes (oidc-provider sends no Cache-Control for them). An error is not kept.
+ */
+async function cacheableDiscovery(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
+  await next();
+  if ('oidc' in ctx && ctx.oidc.route === 'discovery' && ctx.status === 200) ctx.set('Cache-Control', DISCOVERY_CACHE_CONTROL);
+}
+
 /**
  * Errors that cannot go back to the client (no valid redirect_uri, unknown client): browsers, which
  * ask for `text/html`, get our own page (no third-party fonts or scripts); other callers (`fetch`, curl,
@@ -289,6 +302,7 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
   provider.proxy = config.trustProxy !== false;
   provider.use(defaultScope);
   provider.use(issuedClaimsOnly);
+  provider.use(cacheableDiscovery);
   provider.use(rfc6749Responses);
 
   // Secrets are stored as SHA-256 digests (docs/decisions.md): hash what the client presents, then compare.

@@ -54,14 +54,12 @@ export const createIdpAttributeInput = z.strictObject({
   claim: z.string().trim().min(1).max(300).optional(),
   enabled: z.boolean().default(true),
 });
-/** Switch it on or off, rename it, or both. */
-export const updateIdpAttributeInput = z
-  .strictObject({
-    key: z.string().max(50),
-    enabled: z.boolean().optional(),
-    name: labelInput(100).optional(),
-  })
-  .refine((v) => v.enabled !== undefined || v.name !== undefined, { message: 'send enabled or name', path: ['enabled'] });
+/** Switch it on or off, rename it, or both; neither changes nothing and answers the attribute (core/patch.ts). */
+export const updateIdpAttributeInput = z.strictObject({
+  key: z.string().max(50),
+  enabled: z.boolean().optional(),
+  name: labelInput(100).optional(),
+});
 
 async function allAttributes(em: EntityManager): Promise<IdpAttributeView[]> {
   const rows = await em.find(IdpAttribute, {}, { orderBy: { createdAt: 'asc', key: 'asc' } });

@@ -181,25 +181,33 @@ export async function revokeInvitationsOfRole(scope: AuditScope, role: { id: str
 
 const DEAD_LINK = 'The invitation link is invalid, expired, revoked or already used';
 
+const USER_EXISTS = 'A user with this email already exists: sign in instead of accepting the invitation';
+
 /**
  * The refusal of an invitation link that cannot be used. A known one names its workspace, so the
  * attempt is audited there (and kept): the invitation was accepted, revoked or has expired (401), or
- * its address has a user by now (409). An unknown one names no workspace, and nothing is recorded.
+ * its address has a user by now (409; such an invitation is revoked when the user is created, so a
+ * revoked one whose address has a user answers so too). An unknown one names no workspace, and
+ * nothing is recorded.
  */
 async function refuseInvitation(em: EntityManager, tokenHash: string, origin: Origin, now: Date): Promise<AppError> {
   const invitation = await em.findOne(Invitation, { tokenHash }, { filters: false });
   if (!invitation) return new AppError('INVALID_TOKEN', DEAD_LINK);
   const status = statusAt(invitation, now);
+  const userExists =
+    status === 'pending' ||
+    (status === 'revoked' &&
+      (await em.count(User, { workspaceId: invitation.workspaceId, email: invitation.email }, { filters: false })) > 0);
   recordAudit(
     { em, workspaceId: invitation.workspaceId, actor: { type: 'system', id: null }, ...origin },
     {
       eventType: 'invitation.accept',
       outcome: 'failure',
       target: { type: 'invitation', id: invitation.id },
-      details: { reason: status === 'pending' ? 'user_exists' : `invitation_${status}` },
+      details: { reason: userExists ? 'user_exists' : `invitation_${status}` },
     },
   );
-  if (status === 'pending') return new AppError('CONFLICT', 'A user with this email already exists', { keepChanges: true });
+  if (userExists) return new AppError('CONFLICT', USER_EXISTS, { keepChanges: true });
   return new AppError('INVALID_TOKEN', DEAD_LINK, { keepChanges: true });
 }
 

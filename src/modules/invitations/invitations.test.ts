@@ -105,17 +105,40 @@ describe('invitations', () => {
     expect((await accept({ token: second, password: 'invited passphrase' })).status).toBe(200);
   });
 
-  it('refuses to resend an invitation whose address has a user by now (409): the link could only answer 409', async () => {
+  it('revokes a pending invitation when its address gets a user another way (created, or given by an update), audited; resend and accept then answer 409', async () => {
     const email = uniqueEmail('taken-since');
     const created = await invite({ email });
     expect(created.status).toBe(201);
+    const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
     const user = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'created meanwhile' } });
     expect(user.status).toBe(201);
+    const read = await call(app, 'GET', `/api/v1/invitations/${created.body.data.id}`, { token: ws.apiKey });
+    expect(read.body.data).toMatchObject({ status: 'revoked', accepted_at: null, user_id: null });
+    const pending = await call(app, 'GET', '/api/v1/invitations?status=pending&per_page=100', { token: ws.apiKey });
+    expect(pending.body.data.map((i: { id: string }) => i.id)).not.toContain(created.body.data.id);
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=invitation.revoke&per_page=100', { token: ws.apiKey });
+    expect(audit.body.data.find((e: { target: { id: string } }) => e.target.id === created.body.data.id)).toMatchObject({
+      actor: { type: 'api_key' },
+      details: { reason: 'user_exists', user_id: user.body.data.id },
+    });
+    // Resending could only email a link that answers 409; accepting tells the invitee to sign in.
     const resent = await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey });
     expect([resent.status, resent.body.error?.code]).toEqual([409, 'CONFLICT']);
-    // Once the user is gone, the invitation can be sent again.
+    const accepted = await accept({ token, password: 'invited passphrase' });
+    expect([accepted.status, accepted.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect(accepted.body.error.message).toMatch(/already exists: sign in/);
+
+    // An existing user given the invited address by an update retires its invitation the same way.
+    const other = uniqueEmail('renamed-onto');
+    const second = await invite({ email: other });
+    const patched = await call(app, 'PATCH', `/api/v1/users/${user.body.data.id}`, { token: ws.apiKey, body: { email: other } });
+    expect(patched.status).toBe(200);
+    const retired = await call(app, 'GET', `/api/v1/invitations/${second.body.data.id}`, { token: ws.apiKey });
+    expect(retired.body.data.status).toBe('revoked');
+
+    // Once the user is gone, the address can be invited again.
     expect((await call(app, 'DELETE', `/api/v1/users/${user.body.data.id}`, { token: ws.apiKey })).status).toBe(200);
-    expect((await call(app, 'POST', `/api/v1/invitations/${created.body.data.id}/resend`, { token: ws.apiKey })).status).toBe(200);
+    expect((await invite({ email: other })).status).toBe(201);
   });
 
   it('counts acceptances per IP on their own: ten a minute, and the password endpoints keep theirs', async () => {
@@ -275,9 +298,9 @@ describe('invitations', () => {
     const taken = await invited('taken');
     await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: taken.email, password: 'created meanwhile' } });
     await refused(taken, 409, 'CONFLICT', 'user_exists');
-    // The address that has a user now is not given a second one, and the invitation stays pending.
-    const pending = await call(app, 'GET', '/api/v1/invitations?status=pending&per_page=100', { token: ws.apiKey });
-    expect(pending.body.data.map((i: { id: string }) => i.id)).toContain(taken.id);
+    // The address that has a user now is not given a second one; the invitation was revoked when the user was created.
+    const revokedNow = await call(app, 'GET', '/api/v1/invitations?status=revoked&per_page=100', { token: ws.apiKey });
+    expect(revokedNow.body.data.map((i: { id: string }) => i.id)).toContain(taken.id);
     const expired = await invited('refused-expired');
     app.clock.advance(7 * 24 * 3600 * 1000 + 1000);
     await refused(expired, 401, 'INVALID_TOKEN', 'invitation_expired');

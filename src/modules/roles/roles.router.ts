@@ -92,16 +92,21 @@ export const rolesRouter = router({
         method: 'POST',
         path: '/api/v1/roles/assign',
         tags,
-        summary: 'Give a user a role, optionally until expires_at',
+        summary: 'Give a user a role, optionally until expires_at (201 for a new grant, 200 when the user held it: its end is updated)',
         protect: true,
       },
+      mayCreate: true,
       audit: 'role.assign',
       bodyIds: ['user_id', 'role_id'],
       conflict: 'The last owner cannot be given an end date',
     })
     .input(assignInput)
     .output(assignmentOutput)
-    .mutation(({ ctx, input }) => assignRole(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now())),
+    .mutation(async ({ ctx, input }) => {
+      const { assignment, granted } = await assignRole(auditScope(ctx), ctx.principal, input, ctx.deps.clock.now());
+      if (granted) ctx.success.status = 201;
+      return assignment;
+    }),
 
   revoke: managementProcedure('roles:write')
     .meta({

@@ -225,7 +225,7 @@ export async function assignRole(
   principal: Principal,
   input: { user_id: string; role_id: string; expires_at?: string | null },
   now: Date,
-): Promise<AssignmentView> {
+): Promise<{ assignment: AssignmentView; granted: boolean }> {
   const user = await findUser(scope.em, input.user_id);
   const role = await findRole(scope.em, input.role_id);
   const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
@@ -251,7 +251,7 @@ export async function assignRole(
   if (change !== 'none') {
     emitEvent(scope, 'role.assigned', { user_id: user.id, role_id: role.id, role: role.key, expires_at: expiresAt?.toISOString() ?? null });
   }
-  return toAssignmentView(assignment, role);
+  return { assignment: toAssignmentView(assignment, role), granted: change === 'granted' };
 }
 
 /**

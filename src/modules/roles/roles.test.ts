@@ -26,7 +26,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     const id = created.body.data.id as string;
     if (role) {
       const token = role === 'owner' ? (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken : ws.apiKey;
-      expect((await call(app, 'POST', '/api/v1/roles/assign', { token, body: { user_id: id, role_id: roleIds[role] } })).status).toBe(200);
+      expect((await call(app, 'POST', '/api/v1/roles/assign', { token, body: { user_id: id, role_id: roleIds[role] } })).status).toBe(201);
     }
     return { id, email, token: (await signIn(app, ws.id, email, PASSWORD)).accessToken };
   }
@@ -49,7 +49,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
   it("lists a user's roles as roles, paged, and takes a role's key where an id is asked", async () => {
     const user = await userWith();
     const assigned = await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.id, role_id: 'viewer' } });
-    expect(assigned.status).toBe(200);
+    expect(assigned.status).toBe(201);
     expect(assigned.body.data).toMatchObject({ user_id: user.id, role_id: roleIds.viewer, role: { key: 'viewer' }, expires_at: null });
 
     const listed = await call(app, 'GET', `/api/v1/users/${user.id}/roles`, { token: ws.apiKey });
@@ -86,12 +86,15 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
 
   it('takes expires_at as a timestamp with or without an offset, or as a date', async () => {
     const user = await userWith();
+    let held = false;
     const until = async (expires_at: string) => {
       const res = await call(app, 'POST', '/api/v1/roles/assign', {
         token: ws.apiKey,
         body: { user_id: user.id, role_id: roleIds.viewer, expires_at },
       });
-      expect(res.status).toBe(200);
+      // The first grants the role (201); the others move its end (200).
+      expect(res.status).toBe(held ? 200 : 201);
+      held = true;
       return res.body.data.expires_at;
     };
     expect(await until('2999-01-02')).toBe('2999-01-02T00:00:00.000Z');
@@ -182,7 +185,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     // Assigning it again grants it afresh, and then it can be revoked.
     expect(
       (await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: user.id, role_id: roleIds.viewer } })).status,
-    ).toBe(200);
+    ).toBe(201);
     const live = await call(app, 'POST', '/api/v1/roles/revoke', { token: ws.apiKey, body: { user_id: user.id, role_id: roleIds.viewer } });
     expect(live.body.data).toEqual({ user_id: user.id, role_id: roleIds.viewer, revoked: true });
   });
@@ -235,7 +238,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     }
   });
 
-  it('tells role.assigned only when an assignment changes: a repeat is no event, and its audit row says so', async () => {
+  it('tells role.assigned only when an assignment changes: a repeat is no event, and its audit row says so; a grant is 201, the rest 200', async () => {
     const user = await userWith();
     const assign = (expires_at?: string) =>
       call(app, 'POST', '/api/v1/roles/assign', {
@@ -244,10 +247,13 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
       });
     const soon = new Date(app.clock.now().getTime() + 60_000).toISOString();
     const later = new Date(app.clock.now().getTime() + 120_000).toISOString();
-    for (const expires of [undefined, undefined, soon, soon]) expect((await assign(expires)).status).toBe(200);
-    // Expired, then given again: held anew.
+    const statuses = [];
+    for (const expires of [undefined, undefined, soon, soon]) statuses.push((await assign(expires)).status);
+    // A new grant is created (201); the same again, or a new end for a role held, is 200.
+    expect(statuses).toEqual([201, 200, 200, 200]);
+    // Expired, then given again: held anew, a grant again.
     app.clock.advance(61_000);
-    expect((await assign(later)).status).toBe(200);
+    expect((await assign(later)).status).toBe(201);
 
     const em = app.deps.orm.em.fork().getConnection();
     const events = await toldEvents(app, ws.id, 'role.assigned', user.id);
@@ -276,7 +282,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect([byAdmin.status, byAdmin.body.error.code]).toEqual([403, 'FORBIDDEN']);
     expect((await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body })).status).toBe(403);
     const owner = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
-    expect((await call(app, 'POST', '/api/v1/roles/assign', { token: owner.accessToken, body })).status).toBe(200);
+    expect((await call(app, 'POST', '/api/v1/roles/assign', { token: owner.accessToken, body })).status).toBe(201);
     expect((await call(app, 'POST', '/api/v1/roles/revoke', { token: admin.token, body })).status).toBe(403);
     expect((await call(app, 'POST', '/api/v1/roles/revoke', { token: owner.accessToken, body })).status).toBe(200);
     const again = await call(app, 'POST', '/api/v1/roles/revoke', { token: owner.accessToken, body });
@@ -341,7 +347,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
       token: owner.accessToken,
       body: { user_id: temporary.body.data.id, role_id: ownerRole, expires_at: until },
     });
-    expect(granted.status).toBe(200);
+    expect(granted.status).toBe(201);
     const temporaryToken = (await signIn(app, fresh.id, email, PASSWORD)).accessToken;
     // Revoking, deleting or deactivating the permanent owner would leave none once the other ends.
     const attempts = [
@@ -370,7 +376,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
       const id = created.body.data.id as string;
       if (role) {
         const token = role === 'owner' ? owner : fresh.apiKey;
-        expect((await call(app, 'POST', '/api/v1/roles/assign', { token, body: { user_id: id, role_id: roleOf(role) } })).status).toBe(200);
+        expect((await call(app, 'POST', '/api/v1/roles/assign', { token, body: { user_id: id, role_id: roleOf(role) } })).status).toBe(201);
       }
       return { id, email, token: (await signIn(app, fresh.id, email, PASSWORD)).accessToken };
     };
@@ -449,8 +455,8 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
       const refused = await assign(userId, roleId);
       expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
     }
-    expect((await assign(target.id, readsUsers)).status).toBe(200);
-    expect((await assign(target.id, roleManager)).status).toBe(200);
+    expect((await assign(target.id, readsUsers)).status).toBe(201);
+    expect((await assign(target.id, roleManager)).status).toBe(201);
     // An invitation hands out its role too.
     const invite = (role_id: string) =>
       call(app, 'POST', '/api/v1/invitations', { token: manager.token, body: { email: uniqueEmail('invitee'), role_id } });
@@ -464,7 +470,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect(
       (await call(app, 'POST', '/api/v1/roles/assign', { token: admin.token, body: { user_id: target.id, role_id: roleOf('admin') } }))
         .status,
-    ).toBe(200);
+    ).toBe(201);
     // Nor does anyone take away more than they hold: the manager cannot demote an admin.
     const revoke = (user_id: string, role_id: string) =>
       call(app, 'POST', '/api/v1/roles/revoke', { token: manager.token, body: { user_id, role_id } });
@@ -479,7 +485,7 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     const auditor = await createRole('Auditor', ['audit:read', 'users:read']);
     expect(
       (await call(app, 'POST', '/api/v1/roles/assign', { token: fresh.apiKey, body: { user_id: target.id, role_id: auditor } })).status,
-    ).toBe(200);
+    ).toBe(201);
     const refused = await call(app, 'DELETE', `/api/v1/roles/${auditor}`, { token: manager.token });
     expect([refused.status, refused.body.error.code]).toEqual([403, 'FORBIDDEN']);
     const held = await call(app, 'GET', `/api/v1/users/${target.id}/roles`, { token: fresh.apiKey });

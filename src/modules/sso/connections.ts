@@ -3,6 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { CryptoBox } from '../../core/crypto-box.ts';
 import { newId } from '../../core/ids.ts';
+import { differs } from '../../core/patch.ts';
+import { constantTimeEqual } from '../../core/secrets.ts';
 import { emitEvent } from '../events/events.ts';
 import type { Organization } from '../organizations/organization.entity.ts';
 import type { SsoConnectionView } from '../organizations/organizations.schema.ts';
@@ -22,6 +24,15 @@ export function serviceProviderOf(baseUrl: string, organizationId: string) {
 /** Enough of a secret to recognise it, never enough to use it. */
 export function mask(secret: string): string {
   return secret.length <= 8 ? '••••' : `••••${secret.slice(-4)}`;
+}
+
+/**
+ * Whether a sent secret differs from the sealed one (none sent keeps it): sealing draws a fresh IV, so
+ * sameness is read by opening the stored one, compared in constant time, never logged.
+ */
+export function secretDiffers(box: CryptoBox, sealed: string | null, sent: string | undefined): boolean {
+  if (sent === undefined) return false;
+  return sealed === null || !constantTimeEqual(box.open(sealed), sent);
 }
 
 function fingerprint(certificate: string): string {
@@ -89,6 +100,15 @@ export async function saveConnection(
   now: Date,
 ): Promise<SsoConnection> {
   const existing = await findConnection(scope.em, org.id);
+  // The connection it already has, re-submitted: nothing is written (core/patch.ts).
+  if (
+    existing &&
+    existing.kind === input.kind &&
+    !differs(input.config, existing.config) &&
+    (input.kind === 'saml' ? existing.secretSealed === null : !secretDiffers(box, existing.secretSealed, input.clientSecret))
+  ) {
+    return existing;
+  }
   const connection =
     existing ??
     Object.assign(new SsoConnection(), { id: newId('sso'), workspaceId: scope.workspaceId, organizationId: org.id, createdAt: now });

@@ -20,6 +20,7 @@ import { emitEvent } from '../events/events.ts';
 import { Application } from '../applications/application.entity.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
 import { providerName } from '../users/names.ts';
+import { retireInvitationsOf } from '../invitations/retire.ts';
 
 /** From the redirect to the identity provider until its callback. */
 export const FLOW_TTL_MS = 10 * 60 * 1000;
@@ -303,6 +304,7 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
     });
     em.persist(user);
     addAssignment(em, scope.workspaceId, user.id, role.id);
+    await retireInvitationsOf(scope, user.email, user.id, now);
     recordAudit(scope, {
       eventType: 'user.create',
       target: { type: 'user', id: user.id },

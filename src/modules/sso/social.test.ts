@@ -155,6 +155,34 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect((await call(app, 'GET', '/api/v1/auth/oauth/providers/gitlab', { token: own.apiKey })).status).toBe(404);
   });
 
+  it('writes nothing for a PUT of the configuration it already has, the secret re-sent or left out; a new secret is written', async () => {
+    const own = await createWorkspace(app, 'Provider no-op');
+    const path = '/api/v1/auth/oauth/providers/github';
+    const body = { client_id: 'gh-client', client_secret: 'gh-secret-value', enabled: true };
+    const created = await call(app, 'PUT', path, { token: own.apiKey, body });
+    expect(created.status).toBe(201);
+    const saves = async () =>
+      (await call(app, 'GET', '/api/v1/audit/events/?event_type=social_provider.update&outcome=success', { token: own.apiKey })).body.meta
+        .total as number;
+    expect(await saves()).toBe(1);
+    app.clock.advance(5000);
+    for (const same of [
+      body,
+      { client_id: 'gh-client', enabled: true },
+      { ...body, display_name: 'GitHub', scopes: ['read:user', 'user:email'] },
+    ]) {
+      const res = await call(app, 'PUT', path, { token: own.apiKey, body: same });
+      expect(res.status, JSON.stringify(same)).toBe(200);
+      expect(res.body.data, JSON.stringify(same)).toEqual(created.body.data);
+    }
+    expect(await saves()).toBe(1);
+    const rotated = await call(app, 'PUT', path, { token: own.apiKey, body: { ...body, client_secret: 'gh-secret-other' } });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.data.client_secret).toBe('••••ther');
+    expect(rotated.body.data.updated_at).not.toBe(created.body.data.updated_at);
+    expect(await saves()).toBe(2);
+  });
+
   it('redirects with state, nonce and PKCE, creates the user from the verified profile, and swaps the code once', async () => {
     const authorize = await start();
     expect(authorize.origin).toBe(idp.issuer);
@@ -223,6 +251,21 @@ describe('social sign-in through a generic OpenID provider', () => {
   });
 
   /** A sign-in as the provider's subject `sub`: where the callback sends the browser. */
+  it('revokes a pending invitation of the address when a sign-in creates its user, audited', async () => {
+    const email = uniqueEmail('invited-social');
+    const invited = await call(app, 'POST', '/api/v1/invitations', { token: ws.apiKey, body: { email } });
+    expect(invited.status).toBe(201);
+    const { res } = await throughProvider(email);
+    expect(res.status).toBe(303);
+    const read = await call(app, 'GET', `/api/v1/invitations/${invited.body.data.id}`, { token: ws.apiKey });
+    expect(read.body.data.status).toBe('revoked');
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=invitation.revoke&per_page=100', { token: ws.apiKey });
+    expect(audit.body.data.find((e: { target: { id: string } }) => e.target.id === invited.body.data.id)).toMatchObject({
+      actor: { type: 'system' },
+      details: { reason: 'user_exists' },
+    });
+  });
+
   async function asSubject(sub: string, claims: Record<string, unknown>): Promise<URL> {
     const authorize = await start();
     idp.signInAs({ sub, claims });
@@ -540,7 +583,7 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(
       (await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: admin.body.data.id, role_id: adminRole.id } }))
         .status,
-    ).toBe(200);
+    ).toBe(201);
     const forged = await asSubject(`forged-${adminEmail}`, { email: adminEmail, email_verified: true });
     expect(forged.searchParams.get('error')).toBe('access_denied');
 

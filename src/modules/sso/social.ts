@@ -5,12 +5,13 @@ import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
-import { mask } from './connections.ts';
+import { mask, secretDiffers } from './connections.ts';
 import type { ServerMetadata } from 'openid-client';
 import { askProvider, ProviderUnavailable, type ProviderEndpoint, type ProviderIdentity } from './oidc-rp.ts';
 import { SOCIAL_PROVIDERS, SocialProvider, type SocialProviderName } from './social-provider.entity.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
 import { labelInput } from '../../core/labels.ts';
+import { differs } from '../../core/patch.ts';
 import { outboundFetch, outboundTargetProblem, type OutboundPolicy } from '../../core/outbound.ts';
 
 interface Preset {
@@ -212,18 +213,29 @@ async function saveProvider(
       details: [{ path: 'client_secret', message: 'required' }],
     });
   }
+  const config = {
+    client_id: input.client_id,
+    issuer: input.provider === 'github' ? (input.github_base_url?.replace(/\/+$/, '') ?? null) : (input.issuer ?? preset.issuer),
+    scopes: withRequiredScope(input.scopes ?? preset.scopes, input.provider),
+    display_name: input.display_name ?? preset.displayName,
+  };
+  // The configuration it already has: nothing is written (core/patch.ts). The secret is sealed with a
+  // fresh IV each time, so a re-sent one is compared with the stored one opened, never logged.
+  if (
+    row &&
+    !differs(config, row.config) &&
+    row.enabled === input.enabled &&
+    !secretDiffers(deps.box, row.secretSealed, input.client_secret)
+  ) {
+    return { provider: view(deps, row), created: false };
+  }
   row ??= Object.assign(new SocialProvider(), {
     id: newId('spr'),
     workspaceId: scope.workspaceId,
     provider: input.provider,
     createdAt: now,
   });
-  row.config = {
-    client_id: input.client_id,
-    issuer: input.provider === 'github' ? (input.github_base_url?.replace(/\/+$/, '') ?? null) : (input.issuer ?? preset.issuer),
-    scopes: withRequiredScope(input.scopes ?? preset.scopes, input.provider),
-    display_name: input.display_name ?? preset.displayName,
-  };
+  row.config = config;
   if (input.client_secret) row.secretSealed = deps.box.seal(input.client_secret);
   row.enabled = input.enabled;
   row.updatedAt = now;

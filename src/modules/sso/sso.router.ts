@@ -57,7 +57,7 @@ export const ssoRouter = router({
           'Configure Google, GitHub, Microsoft or a generic OpenID provider for social sign-in (201 when it creates the configuration)',
         protect: true,
       },
-      createsOnPut: true,
+      mayCreate: true,
       audit: 'social_provider.update',
       // The issuer's address is checked (a DNS lookup) before the transaction opens.
       ownTransaction: true,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, someIp } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
+import { toldEvents } from '../../../test/helpers/events.ts';
 import { fixtureKey, idpMetadataXml, samlResponseXml, signSamlXml, toBase64 } from '../../../test/helpers/saml.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
@@ -203,6 +204,42 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     expect(noOrg.status).toBe(404);
   });
 
+  it('writes nothing when the portal re-submits the connection it already has (the secret opened to compare); a change is written', async () => {
+    const org = await organization('Resubmit', 'resubmit-sso.example');
+    const cookie = await openPortal(org);
+    const oidc = { issuer: idp.issuer, client_id: 'acme-app', client_secret: 'acme-idp-secret' };
+    expect((await postForm('/portal/sso/oidc', cookie, oidc)).status).toBe(200);
+    const connection = async () => (await call(app, 'GET', `/api/v1/organizations/${org}/sso-connection`, { token: ws.apiKey })).body.data;
+    const writes = async () => {
+      const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=organization.sso_connection&per_page=100', {
+        token: ws.apiKey,
+      });
+      const rows = audit.body.data.filter((e: { target: { id: string } }) => e.target.id === org).length;
+      const events = (await toldEvents(app, ws.id, 'sso_connection.saved')).filter((e) => e.organization_id === org).length;
+      return [rows, events];
+    };
+    const first = await connection();
+    expect(await writes()).toEqual([1, 1]);
+    app.clock.advance(5000);
+    expect((await postForm('/portal/sso/oidc', cookie, { ...oidc, issuer: `${idp.issuer}/` })).status).toBe(200);
+    expect(await connection()).toEqual(first);
+    expect(await writes()).toEqual([1, 1]);
+
+    const metadata = idpMetadataXml({
+      entityId: 'https://idp.resubmit.example/saml',
+      ssoUrl: 'https://idp.resubmit.example/sso',
+      certs: [fixtureKey('idp').certBase64],
+    });
+    expect((await postForm('/portal/sso/saml', cookie, { metadata_xml: metadata })).status).toBe(200);
+    const saml = await connection();
+    expect([saml.kind, saml.updated_at === first.updated_at]).toEqual(['saml', false]);
+    expect(await writes()).toEqual([2, 2]);
+    app.clock.advance(5000);
+    expect((await postForm('/portal/sso/saml', cookie, { metadata_xml: metadata })).status).toBe(200);
+    expect(await connection()).toEqual(saml);
+    expect(await writes()).toEqual([2, 2]);
+  });
+
   it('refuses an OpenID connection at a loopback or private address unless ALLOW_PRIVATE_IDP_TARGETS: when saved, and when used', async () => {
     const strict = await startTestApp();
     try {
@@ -318,7 +355,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
           token,
           body: { user_id: user.body.data.id, role_id: roleId },
         });
-        expect(given.status).toBe(200);
+        expect(given.status).toBe(201);
       }
       return user.body.data.id as string;
     };

@@ -61,9 +61,8 @@ export const threatSettingsOutput = z
   .meta({ id: 'ThreatSettings' });
 export type ThreatSettingsView = z.infer<typeof threatSettingsOutput>;
 
-export const updateThreatSettingsInput = z
-  .strictObject({
-    block_threshold: z.number().int().min(1).max(100).optional(),
-    blocking_enabled: z.boolean().optional(),
-  })
-  .refine((v) => v.block_threshold !== undefined || v.blocking_enabled !== undefined, 'send block_threshold or blocking_enabled');
+/** Either or both; an empty body changes nothing and answers the settings (core/patch.ts). */
+export const updateThreatSettingsInput = z.strictObject({
+  block_threshold: z.number().int().min(1).max(100).optional(),
+  blocking_enabled: z.boolean().optional(),
+});

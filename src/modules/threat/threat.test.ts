@@ -232,8 +232,10 @@ describe('threat detection', () => {
     for (const path of ['/api/v1/threat/stats', '/api/v1/threat/scores/recent', '/api/v1/threat/settings']) {
       expect((await call(app, 'GET', path, { token: memberToken })).status, path).toBe(403);
     }
+    // Nothing to change answers the settings as they are and writes nothing (the no-op PATCH rule).
+    const untouched = await call(app, 'PATCH', '/api/v1/threat/settings', { token: ws.apiKey, body: {} });
+    expect([untouched.status, untouched.body.data.block_threshold]).toEqual([200, 80]);
     for (const body of [
-      {},
       { block_threshold: 0 },
       { block_threshold: 101 },
       { block_threshold: 50.5 },
@@ -245,9 +247,9 @@ describe('threat detection', () => {
     }
     const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=threat.settings_update&outcome=success', { token: ws.apiKey });
     expect(audit.body.meta.total).toBe(3);
-    // The viewer's 403 and the six invalid bodies are recorded as refused.
+    // The viewer's 403 and the five invalid bodies are recorded as refused.
     const refused = await call(app, 'GET', '/api/v1/audit/events/?event_type=threat.settings_update&outcome=failure', { token: ws.apiKey });
-    expect(refused.body.meta.total).toBe(7);
+    expect(refused.body.meta.total).toBe(6);
     expect(audit.body.data.at(-1).details.block_threshold).toEqual({ from: 80, to: 40 });
   });
 

@@ -25,7 +25,7 @@ export const usersRouter = router({
     .output(userOutput)
     .mutation(({ ctx, input }) => {
       assertPasswordAllowed(ctx.deps.config, input.password, 'password');
-      return createUser(auditScope(ctx), input);
+      return createUser(auditScope(ctx), input, ctx.deps.clock.now());
     }),
 
   get: managementProcedure('users:read')

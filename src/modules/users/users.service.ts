@@ -19,6 +19,7 @@ import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
 import { takenConflict } from '../../core/conflicts.ts';
+import { retireInvitationsOf } from '../invitations/retire.ts';
 import { differs, mergeMetadata } from '../../core/patch.ts';
 
 export function toUserView(user: User, now: Date, mfaEnabled = false): UserView {
@@ -66,7 +67,7 @@ export async function newUser(workspaceId: string, input: CreateUserInput): Prom
   });
 }
 
-export async function createUser(scope: AuditScope, input: CreateUserInput): Promise<UserView> {
+export async function createUser(scope: AuditScope, input: CreateUserInput, now: Date): Promise<UserView> {
   const { em, workspaceId } = scope;
   if (await em.count(User, { email: input.email })) {
     throw takenConflict('email', 'A user with this email already exists', 'belongs to another user');
@@ -75,6 +76,7 @@ export async function createUser(scope: AuditScope, input: CreateUserInput): Pro
   em.persist(user);
   const member = await em.findOneOrFail(Role, { key: 'member' });
   addAssignment(em, workspaceId, user.id, member.id);
+  await retireInvitationsOf(scope, user.email, user.id, now);
   recordAudit(scope, { eventType: 'user.create', target: { type: 'user', id: user.id }, details: { email: user.email } });
   emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name });
   await em.flush();
@@ -204,6 +206,7 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
     }
     changes.email = { from: user.email, to: input.email };
     Object.assign(user, { email: input.email, emailVerified: false });
+    await retireInvitationsOf(scope, input.email, user.id, now);
   }
   if (input.name !== undefined && input.name !== user.name) {
     user.name = input.name;

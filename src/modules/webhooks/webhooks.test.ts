@@ -231,7 +231,7 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
         token: ws.apiKey,
         body: { user_id: user.body.data.id, role_id: role.body.data.id, expires_at: until },
       });
-      expect(assigned.status).toBe(200);
+      expect(assigned.status).toBe(201);
       holders.push(user.body.data.id);
     }
     receiver.received.length = 0;

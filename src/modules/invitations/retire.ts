@@ -1,0 +1,24 @@
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import type { InvitationStatus } from './invitation.entity.ts';
+
+/**
+ * When an address gets a user by another way than its invitation (an admin creates the user or gives
+ * an existing one the address, a social or SSO sign-in creates it), its pending invitation could only
+ * answer 409: it is revoked in the same transaction (one past its date is recorded as expired
+ * instead), each revocation audited with the reason and the user, so the list stops showing it as
+ * pending and nobody resends it.
+ */
+export async function retireInvitationsOf(scope: AuditScope, email: string, userId: string, now: Date): Promise<void> {
+  const ended = await scope.em.execute<{ id: string; status: InvitationStatus }[]>(
+    `update invitations set status = case when expires_at <= ? then 'expired' else 'revoked' end
+      where workspace_id = ? and email = ? and status = 'pending' returning id, status`,
+    [now, scope.workspaceId, email],
+  );
+  for (const { id } of ended.filter((row) => row.status === 'revoked')) {
+    recordAudit(scope, {
+      eventType: 'invitation.revoke',
+      target: { type: 'invitation', id },
+      details: { reason: 'user_exists', user_id: userId },
+    });
+  }
+}
