@@ -279,6 +279,27 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await page.close();
   });
 
+  it('says to copy an authenticator’s key by hand where the browser offers no clipboard (plain http)', async () => {
+    const email = emailOf('barbara');
+    const created = await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email, password: 'compiler pioneer' } });
+    expect(created.status).toBe(201);
+    const page = await signInPage();
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill('compiler pioneer');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.waitForURL('**/dashboard/**');
+    await page.goto(`${base}/dashboard/account`);
+    await page.getByRole('button', { name: 'Add an authenticator app', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add an authenticator app', exact: true });
+    await dialog.getByLabel('Name', { exact: true }).fill('Phone');
+    await dialog.getByRole('button', { name: 'Continue', exact: true }).click();
+    await dialog.getByLabel('Setup key', { exact: true }).waitFor();
+    expect(await page.evaluate(() => 'clipboard' in navigator)).toBe(false);
+    await dialog.getByRole('button', { name: 'Copy key', exact: true }).click();
+    await dialog.getByRole('status').filter({ hasText: 'Copy failed: select the text and copy it yourself' }).waitFor();
+    await page.close();
+  });
+
   it('still shows the provider’s refusal, and says so when nothing came back', async () => {
     const page = await chromium.newPage();
     await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
