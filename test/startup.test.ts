@@ -9,7 +9,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { ormOptions } from '../src/db/orm-config.ts';
-import { startTestApp, TEST_MASTER_KEY } from './helpers/app.ts';
+import { TEST_MASTER_KEY } from './helpers/app.ts';
 import { testDatabaseUrl } from './helpers/database.ts';
 
 /** `npm start` as a user runs it: a real process, its own port and DATA_DIR. */
@@ -209,18 +209,23 @@ describe('configuration errors', () => {
   }, 30_000);
 
   it('says that the master key is not the one the database was sealed with, and which variable to set', async () => {
-    // The run's database holds signing keys sealed under TEST_MASTER_KEY once an app has started on it.
-    await (await startTestApp()).close();
-    const otherKey = Buffer.alloc(32, 9).toString('base64');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, BASE_URL: '', REDIS_URL: '', DATABASE_URL: testDatabaseUrl(), VAULT_MASTER_KEY: otherKey, PORT: '0' },
-    });
-    let err = '';
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    expect(code).toBe(1);
-    expect(err).toContain('does not open with the master key in use');
-    expect(err).toContain('Set VAULT_MASTER_KEY to the key the database was first used with');
+    // A database of its own (embedded, on both kinds of run), first started under one master key.
+    const ownDir = await mkdtemp(join(tmpdir(), 'identity-masterkey-'));
+    try {
+      await stop(await start({ DATA_DIR: ownDir, VAULT_MASTER_KEY: TEST_MASTER_KEY }));
+      const otherKey = Buffer.alloc(32, 9).toString('base64');
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...process.env, BASE_URL: '', REDIS_URL: '', DATABASE_URL: '', DATA_DIR: ownDir, VAULT_MASTER_KEY: otherKey, PORT: '0' },
+      });
+      let err = '';
+      child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(1);
+      expect(err).toContain('does not open with the master key in use');
+      expect(err).toContain('Set VAULT_MASTER_KEY to the key the database was first used with');
+    } finally {
+      await rm(ownDir, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('keeps the embedded database closed to other users, also when an older start left it open', async () => {

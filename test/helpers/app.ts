@@ -18,6 +18,32 @@ export const PLATFORM_TOKEN = 'test-platform-token-0123456789';
 /** Every test app shares one database, so they share the key that seals secrets in it. */
 export const TEST_MASTER_KEY = Buffer.alloc(32, 7).toString('base64');
 
+/**
+ * On the embedded database the live apps of a test process share one ORM: its server takes a single
+ * connection (PGlite is one backend, and named prepared statements would collide on it), so a second
+ * app beside the first (a stricter configuration, say) would be refused its own.
+ */
+let embeddedOrm: { orm: Promise<MikroORM>; users: number } | null = null;
+
+async function openOrm(url: string, poolSize: number | undefined): Promise<{ orm: MikroORM; release: () => Promise<void> }> {
+  if (!inject('embedded') || url !== testDatabaseUrl()) {
+    const orm = await MikroORM.init(ormOptions(url, poolSize ?? 4));
+    return { orm, release: () => orm.close(true) };
+  }
+  embeddedOrm ??= { orm: MikroORM.init(ormOptions(url, 1)), users: 0 };
+  const shared = embeddedOrm;
+  shared.users += 1;
+  return {
+    orm: await shared.orm,
+    async release() {
+      shared.users -= 1;
+      if (shared.users > 0) return;
+      if (embeddedOrm === shared) embeddedOrm = null;
+      await (await shared.orm).close(true);
+    },
+  };
+}
+
 export interface TestApp {
   url: string;
   deps: AppDeps;
@@ -60,7 +86,7 @@ export async function startTestApp(
     BASE_URL: options.baseHost ? `http://${options.baseHost}:${port}` : url,
     ...env,
   });
-  const orm = await MikroORM.init(ormOptions(config.DATABASE_URL as string, options.poolSize ?? (inject('embedded') ? 1 : 4)));
+  const { orm, release } = await openOrm(config.DATABASE_URL as string, options.poolSize);
   const log = createLogger(config.LOG_LEVEL);
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, log) : null;
   const clock = new ManualClock();
@@ -74,7 +100,7 @@ export async function startTestApp(
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await closeDeps(deps);
-      await orm.close(true);
+      await release();
       redis?.disconnect();
     },
   };
