@@ -6,14 +6,20 @@ import { closeDeps, createDeps } from './deps.ts';
 import { rewrapAll } from './modules/vault/rewrap.ts';
 import { createWorkspaceInput } from './modules/workspaces/workspaces.schema.ts';
 import { createWorkspace } from './modules/workspaces/workspaces.service.ts';
-import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG } from './modules/auth/signing-keys.ts';
+import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, SigningKeys, type KeyListing } from './modules/auth/signing-keys.ts';
 import { systemClock } from './core/clock.ts';
+import { CryptoBox, loadMasterKey, previousMasterKeys } from './core/crypto-box.ts';
+import { AppError } from './core/errors.ts';
+import type { Logger } from './core/logger.ts';
+import type { Config } from './config.ts';
 import { Sweeper } from './core/sweeper.ts';
 import { SWEEPS } from './retention.ts';
 
 const USAGE = `Usage:
   npm run cli -- migrate
+  npm run cli -- keys list       (every token-signing key: kid, alg, dates, published, signing)
   npm run cli -- keys rotate [--id-token]
+  npm run cli -- keys revoke KID (a leaked key: out of the JWKS and refused at once; a fresh key signs)
   npm run cli -- keys rewrap     (after a master-key rotation: re-seal everything under VAULT_MASTER_KEY)
   npm run cli -- workspaces create --name NAME --owner-email EMAIL [--owner-password PASSWORD]
   npm run cli -- sweep          (delete what the retention rules keep no longer, as every server does hourly)
@@ -26,6 +32,43 @@ function fail(message: string): never {
 }
 
 const HELP_FLAGS = new Set(['--help', '-h', 'help']);
+
+/** The token-signing keys alone: the keys commands start no dispatcher, mailer or sweeper. */
+async function withSigningKeys<T>(config: Config, log: Logger, use: (keys: SigningKeys) => Promise<T>): Promise<T> {
+  const database = await openDatabase(config, log, { migrate: true });
+  try {
+    const box = new CryptoBox(
+      await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR),
+      previousMasterKeys(config.VAULT_MASTER_KEY_PREVIOUS),
+    );
+    const keys = new SigningKeys(database.orm, box, systemClock, config.ACCESS_TOKEN_TTL, (error) =>
+      log.error('signing key reload failed', { error }),
+    );
+    await keys.ensureActiveKey();
+    return await use(keys);
+  } finally {
+    await database.close();
+  }
+}
+
+function listed(key: KeyListing): Record<string, unknown> {
+  return {
+    kid: key.kid,
+    alg: key.alg,
+    use: key.use,
+    created_at: key.createdAt.toISOString(),
+    activated_at: key.activatedAt.toISOString(),
+    retired_at: key.retiredAt?.toISOString() ?? null,
+    revoked_at: key.revokedAt?.toISOString() ?? null,
+    published: key.published,
+    signing: key.signing,
+  };
+}
+
+const REVOKED_NOTE = `Running servers stop publishing and accepting the key within 5 seconds, id_token keys included; no restart is needed.
+APIs and relying parties that cached the JWKS may keep the revoked key up to a minute (its max-age), and refuse
+tokens of a fresh key until they fetch the JWKS again.
+`;
 
 async function run(argv: string[]): Promise<void> {
   if (argv.some((arg) => HELP_FLAGS.has(arg))) {
@@ -46,17 +89,40 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
 
+  if (group === 'keys' && command === 'list') {
+    parseArgs({ args: rest, options: {}, strict: true });
+    const keys = await withSigningKeys(config, log, (signing) => signing.list());
+    process.stdout.write(`${JSON.stringify({ keys: keys.map(listed) })}\n`);
+    return;
+  }
+
   if (group === 'keys' && command === 'rotate') {
     const { values } = parseArgs({ args: rest, options: { 'id-token': { type: 'boolean' } }, strict: true });
-    const database = await openDatabase(config, log, { migrate: true });
+    // Running servers reload keys every minute; a new key signs once published 5 minutes.
+    const kid = await withSigningKeys(config, log, (keys) => keys.rotate(values['id-token'] ? ID_TOKEN_ALG : ACCESS_TOKEN_ALG));
+    process.stdout.write(`${JSON.stringify({ kid })}\n`);
+    return;
+  }
+
+  if (group === 'keys' && command === 'revoke') {
+    const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+    const [kid, ...extra] = positionals;
+    if (!kid || extra.length > 0) fail(`Name one key: npm run cli -- keys revoke KID (npm run cli -- keys list shows them)\n\n${USAGE}`);
     try {
-      const deps = await createDeps({ config, orm: database.orm, log, redis: null });
-      // Running servers reload keys every minute; a new key signs once published 5 minutes.
-      const kid = await deps.keys.rotate(values['id-token'] ? ID_TOKEN_ALG : ACCESS_TOKEN_ALG);
-      await closeDeps(deps);
-      process.stdout.write(`${JSON.stringify({ kid })}\n`);
-    } finally {
-      await database.close();
+      const revoked = await withSigningKeys(config, log, (keys) => keys.revoke(kid));
+      process.stdout.write(
+        `${JSON.stringify({
+          kid: revoked.kid,
+          alg: revoked.alg,
+          revoked_at: revoked.revokedAt.toISOString(),
+          already_revoked: revoked.alreadyRevoked,
+          signing_kid: revoked.signingKid,
+        })}\n`,
+      );
+      process.stderr.write(REVOKED_NOTE);
+    } catch (error) {
+      if (error instanceof AppError && error.appCode === 'NOT_FOUND') fail(`${error.message} (npm run cli -- keys list shows them)`);
+      throw error;
     }
     return;
   }

@@ -181,6 +181,34 @@ describe('authorization code + PKCE with openid-client', () => {
     expect((await oidc.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
   }
 
+  // Before any test moves the clock: the fresh key it makes must not lie in the future of other files' apps.
+  it('stops signing and honouring id_tokens of a revoked id_token key at once; another key signs the next; no restart', async () => {
+    const user = await newUser();
+    const before = await oauthTokens(user);
+    const revokedKid = decodeProtectedHeader(before.tokens.id_token as string).kid as string;
+    const { signingKid } = await app.deps.keys.revoke(revokedKid);
+    expect(signingKid).not.toBe(revokedKid);
+    const published = (await call(app, 'GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+    expect(published).not.toContain(revokedKid);
+    expect(published).toContain(signingKid);
+
+    // openid-client checks every id_token's signature against the JWKS (enableNonRepudiationChecks). A
+    // relying party holding the JWKS from before refuses the fresh key until it fetches it again (the
+    // trade-off of signing at once); one that fetches it now accepts it.
+    const fresh = await relyingParty(web.id, oidc.ClientSecretBasic(web.secret));
+    const refreshed = await oidc.refreshTokenGrant(fresh, before.tokens.refresh_token as string);
+    expect(decodeProtectedHeader(refreshed.id_token as string).kid).toBe(signingKid);
+    // OAuth access tokens are opaque, not signed with these keys: userinfo still answers.
+    expect(await oidc.fetchUserInfo(fresh, refreshed.access_token, user.id)).toMatchObject({ sub: user.id });
+
+    // An id_token from the revoked key is no longer a valid id_token_hint.
+    const signOut = await before.browser.go(
+      oidc.buildEndSessionUrl(before.config, { id_token_hint: before.tokens.id_token as string }).href,
+    );
+    expect(signOut.status).toBe(400);
+    expect(signOut.body).not.toContain('op.logoutForm');
+  });
+
   it('signs id_tokens with an id_token key rotated while it runs, once it has been published 5 minutes; no restart', async () => {
     const user = await newUser();
     const before = await oauthTokens(user);

@@ -49,18 +49,19 @@ export async function signAccessToken(
 }
 
 /**
- * Tokens whose signature this process has already checked, with their expiry. A client sends the
- * same token many times; its signature cannot change, so only the expiry (and the live session, in
- * core/auth.ts) is checked again. Bounded; oldest entries go first.
+ * Tokens whose signature this process has already checked, with their expiry and the key that
+ * signed them. A client sends the same token many times; its signature cannot change, so only the
+ * expiry, the key's revocation (a set lookup) and the live session (core/auth.ts) are checked again.
+ * Bounded; oldest entries go first.
  */
-const verified = new ExpiringCache<AccessClaims>(10_000);
+const verified = new ExpiringCache<{ claims: AccessClaims; kid: string }>(10_000);
 
 /** Checks signature, algorithm, issuer and expiry; anything wrong is INVALID_TOKEN. */
 export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string): Promise<AccessClaims> {
   const known = verified.get(token, issuer.clock.now().getTime());
-  if (known) return known;
+  if (known && !issuer.keys.isRevoked(known.kid)) return known.claims;
   try {
-    const { payload } = await jwtVerify(
+    const { payload, protectedHeader } = await jwtVerify(
       token,
       async (header) => {
         const key = header.kid ? await issuer.keys.verificationKey(header.kid) : null;
@@ -74,7 +75,7 @@ export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string
       throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { challenge: 'bearer' });
     }
     const claims = { sub, tid, sid, roles };
-    verified.set(token, claims, (payload.exp as number) * 1000);
+    verified.set(token, { claims, kid: protectedHeader.kid as string }, (payload.exp as number) * 1000);
     return claims;
   } catch (error) {
     if (error instanceof AppError) throw error;

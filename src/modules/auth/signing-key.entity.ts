@@ -1,13 +1,19 @@
 import { EntitySchema } from '@mikro-orm/core';
 
-/** A token-signing key pair. The private half is sealed under the master key; `id` is the JWK `kid`. */
+/**
+ * A token-signing key pair. The private half is sealed under the master key; `id` is the JWK `kid`.
+ * Published from `createdAt`, signs from `activatedAt`, stops signing at `retiredAt`; a revoked key
+ * (`revokedAt`, a leaked one) is neither published nor accepted any more.
+ */
 export class SigningKey {
   id!: string;
   alg!: string;
   publicJwk!: Record<string, unknown>;
   privateJwk!: string;
   createdAt!: Date;
+  activatedAt!: Date;
   retiredAt!: Date | null;
+  revokedAt!: Date | null;
 }
 
 export const SigningKeySchema = new EntitySchema<SigningKey>({
@@ -19,6 +25,8 @@ export const SigningKeySchema = new EntitySchema<SigningKey>({
     publicJwk: { type: 'json' },
     privateJwk: { type: 'string' },
     createdAt: { type: 'Date', columnType: 'timestamptz' },
+    activatedAt: { type: 'Date', columnType: 'timestamptz' },
     retiredAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
+    revokedAt: { type: 'Date', columnType: 'timestamptz', nullable: true },
   },
 });

@@ -4,6 +4,7 @@ import { importJWK, type JWK } from 'jose';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../../core/clock.ts';
 import type { CryptoBox } from '../../core/crypto-box.ts';
+import { AppError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { SigningKey } from './signing-key.entity.ts';
 
@@ -18,12 +19,24 @@ const ALGS: readonly SigningAlg[] = [ACCESS_TOKEN_ALG, ID_TOKEN_ALG];
 /** How often each instance reloads the keys it signs with, so another instance's rotation reaches it. */
 const ACTIVE_REFRESH_MS = 60_000;
 /**
+ * How often each instance asks whether the key set changed (one aggregate over the small
+ * `signing_keys` table) and reloads when it did: a revocation reaches every instance within this,
+ * with nothing added to any request's path.
+ */
+const CHANGE_CHECK_MS = 5_000;
+/**
  * A new key of either algorithm is published this long before anything is signed with it; the key it
  * replaces signs meanwhile. Relying parties and APIs cache the JWKS (ours says max-age=60; jose's
  * remote key set and openid-client look again for an unknown `kid` only after 30 to 60 seconds), so a
  * token signed with a key minutes old would be refused by them meanwhile.
  */
 const PREPUBLISH_MS = 5 * 60_000;
+/**
+ * How long others may cache the JWKS (its Cache-Control max-age): well inside `PREPUBLISH_MS`, so a
+ * cached copy holds a new key before it signs, and the bound on how long a revoked key stays in a
+ * cache that honours the header.
+ */
+export const JWKS_MAX_AGE_SECONDS = 60;
 /**
  * A retired key stays published this long past the access-token lifetime: it may still sign for the
  * pre-publication time, plus the refresh above, plus slack for clocks.
@@ -47,6 +60,7 @@ export type AccessTokenSigner = (claims: Record<string, unknown>) => string;
 interface ActiveKey {
   kid: string;
   createdAt: Date;
+  activatedAt: Date;
   privateKey: KeyObject;
   sign: AccessTokenSigner;
 }
@@ -56,8 +70,31 @@ export type PublicJwk = Record<string, unknown> & { kid: string; alg: string; us
 export interface IdTokenKey {
   kid: string;
   createdAt: Date;
+  activatedAt: Date;
   privateKey: KeyObject;
   publicKey: KeyObject;
+}
+
+/** What `revoke` did: the kid revoked, when, and the kid its algorithm signs with from now on. */
+export interface RevokedKey {
+  kid: string;
+  alg: SigningAlg;
+  revokedAt: Date;
+  alreadyRevoked: boolean;
+  signingKid: string | null;
+}
+
+/** A key as `keys list` shows it. */
+export interface KeyListing {
+  kid: string;
+  alg: string;
+  use: 'sig';
+  createdAt: Date;
+  activatedAt: Date;
+  retiredAt: Date | null;
+  revokedAt: Date | null;
+  published: boolean;
+  signing: boolean;
 }
 
 /**
@@ -65,6 +102,7 @@ export interface IdTokenKey {
  * instance signs and verifies with the same set: an Ed25519 key for the service's access tokens and
  * an RSA key for OpenID Connect id_tokens, both published in the one JWKS. Rotation retires the
  * current key of an algorithm; it stays in the JWKS until every token it signed has expired.
+ * Revocation (a leaked key) takes a key out of the JWKS and out of verification at once.
  */
 export class SigningKeys {
   /** Published access-token keys, newest first. */
@@ -73,6 +111,12 @@ export class SigningKeys {
   private reloading: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly publicKeys = new Map<string, CryptoKey>();
+  /** Every revoked kid as last loaded: checked before a cached public key or verified token is trusted. */
+  private revoked: ReadonlySet<string> = new Set();
+  /** What the change check last read (`stamp`), to tell whether another instance changed the keys. */
+  private stamp: string | null = null;
+  private checker: NodeJS.Timeout | null = null;
+  private checking: Promise<void> | null = null;
 
   constructor(
     private readonly orm: MikroORM,
@@ -81,6 +125,7 @@ export class SigningKeys {
     private readonly accessTokenTtlSeconds: number,
     private readonly onError: (error: unknown) => void,
     private readonly refreshMs = ACTIVE_REFRESH_MS,
+    private readonly checkMs = CHANGE_CHECK_MS,
   ) {}
 
   /**
@@ -91,12 +136,40 @@ export class SigningKeys {
    */
   start(): void {
     this.timer ??= setInterval(() => void this.refresh(), this.refreshMs).unref();
+    this.checker ??= setInterval(() => this.checkForChanges(), this.checkMs).unref();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.checker) clearInterval(this.checker);
     this.timer = null;
+    this.checker = null;
+    await this.checking;
     await this.reloading;
+  }
+
+  /** Reloads when the key set differs from the one last loaded (another instance or the CLI changed it). */
+  private checkForChanges(): void {
+    this.checking ??= this.readStamp()
+      .then((stamp) => (stamp === this.stamp ? undefined : this.refresh()))
+      .catch((error: unknown) => this.onError(error))
+      .finally(() => {
+        this.checking = null;
+      });
+  }
+
+  /**
+   * A digest of every key's state (a row is never deleted; only its activation, retirement and
+   * revocation change), so any change shows, whatever the clocks that stamped it. The table holds a
+   * few rows per rotation: cheap to read every few seconds.
+   */
+  private async readStamp(): Promise<string> {
+    const [row] = await this.orm.em
+      .fork()
+      .execute<{ stamp: string | null }[]>(
+        `select md5(string_agg(concat_ws('/', id, activated_at, retired_at, revoked_at), ',' order by id)) as stamp from signing_keys`,
+      );
+    return row?.stamp ?? '';
   }
 
   private refresh(): Promise<void> {
@@ -116,7 +189,8 @@ export class SigningKeys {
     await this.orm.em.fork().transactional(async (em) => {
       await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
       for (const alg of ALGS) {
-        if ((await em.count(SigningKey, { retiredAt: null, alg })) === 0) em.persist(this.generate(alg));
+        // Nothing has been signed yet with this algorithm (a first start): the key signs at once.
+        if ((await em.count(SigningKey, { retiredAt: null, alg })) === 0) em.persist(this.generate(alg, this.clock.now()));
       }
     });
     await this.reload();
@@ -127,7 +201,7 @@ export class SigningKeys {
    * published `PREPUBLISH_MS` (the retired one signs meanwhile); answers the new `kid`.
    */
   async rotate(alg: SigningAlg = ACCESS_TOKEN_ALG): Promise<string> {
-    const fresh = this.generate(alg);
+    const fresh = this.generate(alg, new Date(this.clock.now().getTime() + PREPUBLISH_MS));
     await this.orm.em.fork().transactional(async (em) => {
       await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
       await em.nativeUpdate(SigningKey, { retiredAt: null, alg }, { retiredAt: this.clock.now() });
@@ -138,9 +212,59 @@ export class SigningKeys {
   }
 
   /**
-   * The published id_token keys as last loaded, the one to sign with first: the newest that has been
-   * published `PREPUBLISH_MS`, or while none has, the one published longest (on a first start, the
-   * only one); then the others newest first. The authorization server reads them on every signature and every check of an
+   * Revokes a key (a leaked one): from now on no instance publishes or accepts it (each within
+   * `CHANGE_CHECK_MS`; this one at once), and it signs nothing more. When it was the key its
+   * algorithm signs with, another signs at once rather than 5 minutes later: a rotation's
+   * pre-published key, else a fresh key. APIs holding a cached JWKS refuse the fresh key's tokens
+   * until they fetch it again, the price of not signing another token with a leaked key. NOT_FOUND
+   * for a kid no key has; revoking a key again changes nothing.
+   */
+  async revoke(kid: string): Promise<RevokedKey> {
+    const done = await this.orm.em.fork().transactional(async (em) => {
+      await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
+      const key = await em.findOne(SigningKey, { id: kid });
+      const alg = ALGS.find((known) => known === key?.alg);
+      if (!key || !alg) throw new AppError('NOT_FOUND', `No signing key has the kid ${kid}`);
+      if (key.revokedAt) return { alg, revokedAt: key.revokedAt, alreadyRevoked: true };
+      const now = this.clock.now();
+      const siblings = await em.find(SigningKey, { alg }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+      const signing = this.settled(siblings.filter((k) => this.isPublished(k)))?.id === key.id;
+      key.revokedAt = now;
+      const successor = siblings.find((k) => k.retiredAt === null && k !== key);
+      if (key.retiredAt === null || !successor) {
+        key.retiredAt ??= now;
+        // Replacing a key that did not sign yet (a rotation's), the replacement waits as it would have.
+        em.persist(this.generate(alg, signing ? now : new Date(now.getTime() + PREPUBLISH_MS)));
+      } else if (signing && successor.activatedAt > now) {
+        successor.activatedAt = now;
+      }
+      return { alg, revokedAt: now, alreadyRevoked: false };
+    });
+    await this.reload();
+    const signer = done.alg === ACCESS_TOKEN_ALG ? this.settled(this.accessKeys) : this.idTokenSigners()[0];
+    return { kid, ...done, signingKid: signer?.kid ?? null };
+  }
+
+  /** Every key, newest first, with what it does now: for an operator choosing what to rotate or revoke. */
+  async list(): Promise<KeyListing[]> {
+    const rows = await this.orm.em.fork().find(SigningKey, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
+    const signers = new Set(ALGS.map((alg) => this.settled(rows.filter((row) => row.alg === alg && this.isPublished(row)))?.id));
+    return rows.map((row) => ({
+      kid: row.id,
+      alg: row.alg,
+      use: 'sig' as const,
+      createdAt: row.createdAt,
+      activatedAt: row.activatedAt,
+      retiredAt: row.retiredAt,
+      revokedAt: row.revokedAt,
+      published: this.isPublished(row),
+      signing: signers.has(row.id),
+    }));
+  }
+
+  /**
+   * The published id_token keys as last loaded, the one to sign with first: the newest whose time to
+   * sign has come (`settled`); then the others newest first. The authorization server reads them on every signature and every check of an
    * `id_token_hint` (oauth/id-token-keys.ts), so a rotation reaches it with the reload, not at a restart.
    */
   idTokenSigners(): IdTokenKey[] {
@@ -150,7 +274,7 @@ export class SigningKeys {
 
   /**
    * The access-token key to sign with, as last loaded (`start` keeps them within a minute of the
-   * database's): the newest published `PREPUBLISH_MS`, as for id_tokens.
+   * database's, a revocation within `CHANGE_CHECK_MS`): chosen as for id_tokens.
    */
   async signingKey(): Promise<ActiveKey> {
     const key = this.settled(this.accessKeys);
@@ -158,33 +282,50 @@ export class SigningKeys {
     return key;
   }
 
-  /** Of keys listed newest first: the newest published long enough, else the oldest (a first start's only key). */
-  private settled<K extends { createdAt: Date }>(keys: readonly K[]): K | undefined {
-    const settled = this.clock.now().getTime() - PREPUBLISH_MS;
-    return keys.find((k) => k.createdAt.getTime() <= settled) ?? keys.at(-1);
+  /**
+   * Of published keys listed newest first: the one that began to sign last (its `activatedAt`, when
+   * published `PREPUBLISH_MS`, or at once for a first start's key and a revoked key's replacement),
+   * the newer of a tie; while none has, the one that begins soonest. By when a key began to sign, not
+   * when it was made: a key whose start a revocation brought forward must not outrank a later one.
+   */
+  private settled<K extends { activatedAt: Date }>(keys: readonly K[]): K | undefined {
+    const now = this.clock.now().getTime();
+    let signing: K | undefined;
+    let soonest: K | undefined;
+    for (const key of keys) {
+      const at = key.activatedAt.getTime();
+      if (at <= now && (!signing || at > signing.activatedAt.getTime())) signing = key;
+      if (!soonest || at < soonest.activatedAt.getTime()) soonest = key;
+    }
+    return signing ?? soonest;
   }
 
   private async reload(): Promise<void> {
+    const stamp = await this.readStamp();
     const rows = await this.orm.em.fork().find(SigningKey, {}, { orderBy: { createdAt: 'desc', id: 'desc' } });
     if (!rows.some((row) => row.alg === ACCESS_TOKEN_ALG && row.retiredAt === null)) throw new Error('no active signing key');
+    this.revoked = new Set(rows.filter((row) => row.revokedAt !== null).map((row) => row.id));
+    for (const kid of this.revoked) this.publicKeys.delete(kid);
     this.accessKeys = this.loadKeys(rows, ACCESS_TOKEN_ALG, this.accessKeys, (row, privateKey) => {
       const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
       const sign = createSigner({ key: pem, algorithm: ACCESS_TOKEN_ALG, kid: row.id, header: { alg: ACCESS_TOKEN_ALG, typ: 'at+jwt' } });
-      return { kid: row.id, createdAt: row.createdAt, privateKey, sign };
+      return { kid: row.id, createdAt: row.createdAt, activatedAt: row.activatedAt, privateKey, sign };
     });
     this.idTokenKeys = this.loadKeys(rows, ID_TOKEN_ALG, this.idTokenKeys, (row, privateKey) => ({
       kid: row.id,
       createdAt: row.createdAt,
+      activatedAt: row.activatedAt,
       privateKey,
       publicKey: createPublicKey(privateKey),
     }));
+    this.stamp = stamp;
   }
 
   /**
    * The published keys of an algorithm, newest first (as `rows` come), made with `make` from their
    * opened private halves; a key already loaded is reused (a kid's key never changes).
    */
-  private loadKeys<K extends { kid: string }>(
+  private loadKeys<K extends { kid: string; activatedAt: Date }>(
     rows: SigningKey[],
     alg: SigningAlg,
     loaded: readonly K[],
@@ -193,17 +334,29 @@ export class SigningKeys {
     const known = new Map(loaded.map((k) => [k.kid, k]));
     return rows
       .filter((row) => row.alg === alg && this.isPublished(row))
-      .map(
-        (row) =>
-          known.get(row.id) ?? make(row, createPrivateKey({ key: JSON.parse(this.box.open(row.privateJwk)) as JsonWebKey, format: 'jwk' })),
-      );
+      .map((row) => {
+        const cached = known.get(row.id);
+        // A revocation may bring a pre-published key's time to sign forward; nothing else changes.
+        if (cached)
+          return cached.activatedAt.getTime() === row.activatedAt.getTime() ? cached : { ...cached, activatedAt: row.activatedAt };
+        return make(row, createPrivateKey({ key: JSON.parse(this.box.open(row.privateJwk)) as JsonWebKey, format: 'jwk' }));
+      });
+  }
+
+  /**
+   * Whether `kid` was revoked, as last loaded: a set lookup, cheap enough for every request that
+   * presents a token whose signature was checked before.
+   */
+  isRevoked(kid: string): boolean {
+    return this.revoked.has(kid);
   }
 
   /**
    * The public key for an access token's `kid`, or null when there is no such (published) key. An
-   * id_token key never verifies an access token. Cached: keys never change.
+   * id_token key never verifies an access token. Cached: keys never change, except by revocation.
    */
   async verificationKey(kid: string): Promise<CryptoKey | null> {
+    if (this.revoked.has(kid)) return null;
     const cached = this.publicKeys.get(kid);
     if (cached) return cached;
     const key = await this.orm.em.fork().findOne(SigningKey, { id: kid, alg: ACCESS_TOKEN_ALG });
@@ -221,12 +374,13 @@ export class SigningKeys {
   }
 
   private isPublished(key: SigningKey): boolean {
+    if (key.revokedAt) return false;
     if (!key.retiredAt) return true;
     const margin = PUBLISH_MARGIN_MS + (key.alg === ID_TOKEN_ALG ? ID_TOKEN_HINT_WINDOW_MS : 0);
     return key.retiredAt.getTime() + this.accessTokenTtlSeconds * 1000 + margin > this.clock.now().getTime();
   }
 
-  private generate(alg: SigningAlg): SigningKey {
+  private generate(alg: SigningAlg, activatedAt: Date): SigningKey {
     const { publicKey, privateKey } =
       alg === ID_TOKEN_ALG ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ed25519');
     return Object.assign(new SigningKey(), {
@@ -235,7 +389,9 @@ export class SigningKeys {
       publicJwk: publicKey.export({ format: 'jwk' }) as Record<string, unknown>,
       privateJwk: this.box.seal(JSON.stringify(privateKey.export({ format: 'jwk' }))),
       createdAt: this.clock.now(),
+      activatedAt,
       retiredAt: null,
+      revokedAt: null,
     });
   }
 }
