@@ -86,7 +86,7 @@ export async function createUser(scope: AuditScope, input: CreateUserInput): Pro
  * variant per filter, so each keeps a plan fitted to it (the trigram indexes for `q`).
  * A search reads its matches once: the page and, by a window count over the same matches, the total.
  * Without `q` the matches can be the whole workspace: the total is read from `user_counts` (kept
- * exact by triggers on `users`, Migration20261203000000_user_counts) instead of counted, and the page
+ * exact by triggers on `users`, Migration20261203010000_user_counts) instead of counted, and the page
  * picks its ids from an index first and then reads only those rows, so the rows an offset skips are
  * never fetched nor their columns computed.
  */

@@ -7,7 +7,7 @@ import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/
 
 /*
  * The users list's `meta.total` without `q` is read from `user_counts`, which triggers on `users`
- * keep (Migration20261203000000_user_counts). Every path that adds, removes or changes the status of
+ * keep (Migration20261203010000_user_counts). Every path that adds, removes or changes the status of
  * a user must leave it exact: each step below checks the totals the API answers against the numbers
  * the steps imply and against a count of the rows themselves.
  */

@@ -20,7 +20,7 @@ import { Migration } from '@mikro-orm/migrations';
  * `users` until the commit, so no write falls between the two. The indexes are built by plain
  * `create index` in the same transaction (writes wait while they build, as for the sweep indexes).
  */
-export class Migration20261203000000_user_counts extends Migration {
+export class Migration20261203010000_user_counts extends Migration {
   override async up(): Promise<void> {
     this.addSql(`
       create table user_counts (
