@@ -25,8 +25,9 @@ const REFRESH_TOKENS = Number(process.env.BENCH_REFRESH_TOKENS ?? 60_000);
 const AUDIT_EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 1_000_000);
 /** Rounds of the scenarios with a target ratio, each round followed by a run of their ceiling. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const PORT_APP = 3901;
-const PORT_BARE = 3902;
+/** BENCH_PORT moves the service (and the bare servers, on the next port) off 3901, for runs side by side. */
+const PORT_APP = Number(process.env.BENCH_PORT ?? 3901);
+const PORT_BARE = PORT_APP + 1;
 
 interface Row {
   name: string;
@@ -254,6 +255,21 @@ async function main(): Promise<void> {
           1,
         ),
       );
+    }
+    if (wanted('list-pages')) {
+      // A status filter in turn (every seeded user is active, so `locked` and `deactivated` match none),
+      // and any page of the whole list (the offset runs up to the last page).
+      let i = 0;
+      const statuses = ['active', 'locked', 'deactivated'];
+      const byStatus = () => ({ headers: key, path: `/api/v1/users?per_page=20&status=${statuses[i++ % statuses.length]}` });
+      const pages = Math.ceil(USERS / 20);
+      const anyPage = () => ({ headers: key, path: `/api/v1/users?per_page=20&page=${1 + ((i++ * 7919) % pages)}` });
+      const statusLabel = `GET /api/v1/users?status=…&per_page=20 (${USERS} users)`;
+      const pageLabel = `GET /api/v1/users?page=…&per_page=20 (${USERS} users, pages 1 to ${pages})`;
+      rows.push(await load(statusLabel, `${base}/api/v1/users`, byStatus, 'bare Express 5'));
+      rows.push(await load(`${statusLabel}, 1 connection`, `${base}/api/v1/users`, byStatus, undefined, 1));
+      rows.push(await load(pageLabel, `${base}/api/v1/users`, anyPage, 'bare Express 5'));
+      rows.push(await load(`${pageLabel}, 1 connection`, `${base}/api/v1/users`, anyPage, undefined, 1));
     }
     if (wanted('search')) {
       let i = 0;

@@ -9,7 +9,7 @@ import { likePattern, offsetOf, toPage } from '../../core/pagination.ts';
 import { hashPassword } from '../../core/passwords.ts';
 import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
-import { User } from './user.entity.ts';
+import { USER_STATUSES, User, type UserStatus } from './user.entity.ts';
 import { USER_COLUMNS, statusAt, statusAtSql, userRowToView, type UserRow } from './user-row.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
@@ -85,39 +85,93 @@ export async function createUser(scope: AuditScope, input: CreateUserInput, now:
 
 /*
  * The user list is the dashboard's main screen, so it is prepared statements (core/sql.ts): one
- * variant per filter combination, so each keeps a plan fitted to it (the trigram indexes for `q`).
+ * variant per filter, so each keeps a plan fitted to it (the trigram indexes for `q`).
  * A search reads its matches once: the page and, by a window count over the same matches, the total.
- * Without `q` the matches can be the whole workspace, so the page (an index range) and an index-only
- * count run side by side instead.
+ * Without `q` the matches can be the whole workspace: the total is read from `user_counts` (kept
+ * exact by triggers on `users`, Migration20261203010000_user_counts) instead of counted, and the page
+ * picks its ids from an index first and then reads only those rows, so the rows an offset skips are
+ * never fetched nor their columns computed.
  */
-interface ListStatements {
+interface SearchStatements {
   page: Statement;
   count: Statement;
-  /** The page's rows carry `total` (a window count): no separate count unless the page is empty. */
-  countsInPage: boolean;
 }
 
-function listStatements(withQ: boolean, withStatus: boolean): ListStatements {
+function searchStatements(withStatus: boolean): SearchStatements {
   const filters = ['users.workspace_id = $1'];
   // A status is the one shown at the time given after it ($3), so a lapsed lock lists as active.
   if (withStatus) filters.push(`${statusAtSql('$3::timestamptz')} = $2`);
   const q = withStatus ? 4 : 2;
   // Addresses are matched in their stored (punycode) form, names as typed: two patterns.
-  if (withQ) filters.push(`(users.email ilike $${q + 1} or users.name ilike $${q})`);
+  filters.push(`(users.email ilike $${q + 1} or users.name ilike $${q})`);
   const where = filters.join(' and ');
-  const n = (withStatus ? 3 : 1) + (withQ ? 2 : 0);
-  const name = `users_list${withQ ? '_q' : ''}${withStatus ? '_status' : ''}`;
-  const columns = withQ ? `${USER_COLUMNS}, count(*) over ()::int as total` : USER_COLUMNS;
+  const n = q + 1;
+  const name = `users_list_q${withStatus ? '_status' : ''}`;
   return {
-    page: { name, text: `select ${columns} from users where ${where} order by users.id desc limit $${n + 1} offset $${n + 2}` },
+    page: {
+      name,
+      text: `select ${USER_COLUMNS}, count(*) over ()::int as total from users where ${where}
+        order by users.id desc limit $${n + 1} offset $${n + 2}`,
+    },
     count: { name: `${name}_count`, text: `select count(*)::int as total from users where ${where}` },
-    countsInPage: withQ,
   };
 }
 
-const LIST_STATEMENTS = new Map(
-  [false, true].flatMap((q) => [false, true].map((status) => [`${q}:${status}`, listStatements(q, status)] as const)),
-);
+const SEARCH_STATEMENTS = { plain: searchStatements(false), status: searchStatements(true) };
+
+/*
+ * The rows a status filter shows at the time $2 (a lock whose end has passed is stored as `locked` but
+ * shown as `active`), in terms an index answers alone: the unfiltered list and `active` (most users)
+ * walk users_workspace_id_id_status_index in the list's order, filtering on the status it carries;
+ * `locked` and `deactivated` are ranges of users_workspace_id_status_id_index.
+ */
+const SHOWN_AS: Record<UserStatus | 'any', string | null> = {
+  any: null,
+  active: `${statusAtSql('$2::timestamptz')} = 'active'`,
+  locked: `users.status = 'locked' and (users.locked_until is null or users.locked_until > $2::timestamptz)`,
+  deactivated: `users.status = 'deactivated'`,
+};
+
+interface WorkspacePage {
+  page: Statement;
+  /** Whether the page takes the time ($2) before its limit and offset. */
+  takesNow: boolean;
+}
+
+/**
+ * The page's ids come first, from the index alone (`array(…)`: a plan that cannot turn into a join
+ * over the table, whatever the generic plan guesses of its limit), then only those rows are read.
+ */
+function workspacePage(status: UserStatus | 'any'): WorkspacePage {
+  const shown = SHOWN_AS[status];
+  const takesNow = shown?.includes('$2') ?? false;
+  const n = takesNow ? 2 : 1;
+  const ids = `select users.id from users where users.workspace_id = $1${shown ? ` and ${shown}` : ''}
+    order by users.id desc limit $${n + 1} offset $${n + 2}`;
+  return {
+    page: {
+      name: `users_list${status === 'any' ? '' : `_${status}`}`,
+      text: `select ${USER_COLUMNS} from users where users.id = any(array(${ids})) order by users.id desc`,
+    },
+    takesNow,
+  };
+}
+
+const WORKSPACE_PAGES = new Map((['any', ...USER_STATUSES] as const).map((status) => [status, workspacePage(status)]));
+
+const WORKSPACE_TOTAL: Statement = {
+  name: 'users_list_count',
+  text: 'select coalesce(sum(n), 0)::int as total from user_counts where workspace_id = $1',
+};
+
+/** The total of a status at the time $3, from the counts by stored status and the lapsed locks. */
+const STATUS_TOTAL: Statement = {
+  name: 'users_list_status_count',
+  text: `select (coalesce((select sum(n) from user_counts where workspace_id = $1 and status = $2::text), 0)
+      + case $2::text when 'active' then lapsed.n when 'locked' then -lapsed.n else 0 end)::int as total
+    from (select count(*) as n from users
+           where workspace_id = $1 and status = 'locked' and locked_until <= $3::timestamptz) lapsed`,
+};
 
 async function countUsers(orm: MikroORM, statement: Statement, params: unknown[]): Promise<number> {
   const [row] = await runStatement<{ total: number }>(orm, statement, params);
@@ -125,12 +179,12 @@ async function countUsers(orm: MikroORM, statement: Statement, params: unknown[]
 }
 
 export async function listUsers(orm: MikroORM, workspaceId: string, query: ListUsersInput, now: Date) {
-  const statements = LIST_STATEMENTS.get(`${!!query.q}:${!!query.status}`) as ListStatements;
-  const params: unknown[] = [workspaceId];
-  if (query.status) params.push(query.status, now.toISOString());
-  if (query.q) params.push(likePattern(query.q), likePattern(addressSearchForm(query.q)));
   const { limit, offset } = offsetOf(query);
-  if (statements.countsInPage) {
+  const at = now.toISOString();
+  if (query.q) {
+    const statements = query.status ? SEARCH_STATEMENTS.status : SEARCH_STATEMENTS.plain;
+    const params: unknown[] = [workspaceId, ...(query.status ? [query.status, at] : [])];
+    params.push(likePattern(query.q), likePattern(addressSearchForm(query.q)));
     const rows = await runStatement<UserRow & { total: number }>(orm, statements.page, [...params, limit, offset]);
     const total = rows[0]?.total ?? (offset > 0 ? await countUsers(orm, statements.count, params) : 0);
     return toPage(
@@ -139,9 +193,10 @@ export async function listUsers(orm: MikroORM, workspaceId: string, query: ListU
       query,
     );
   }
+  const { page, takesNow } = WORKSPACE_PAGES.get(query.status ?? 'any') as WorkspacePage;
   const [rows, total] = await Promise.all([
-    runStatement<UserRow>(orm, statements.page, [...params, limit, offset]),
-    countUsers(orm, statements.count, params),
+    runStatement<UserRow>(orm, page, [workspaceId, ...(takesNow ? [at] : []), limit, offset]),
+    query.status ? countUsers(orm, STATUS_TOTAL, [workspaceId, query.status, at]) : countUsers(orm, WORKSPACE_TOTAL, [workspaceId]),
   ]);
   return toPage(
     rows.map((row) => userRowToView(row, now)),
