@@ -16,6 +16,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   however deep its offset; `users_workspace_id_status_id_index` holds a workspace's users of one
  *   stored status in that order, so `status=locked` and `deactivated` walk only the rows they show, and
  *   the locks that have lapsed (shown as active) are counted without reading the table.
+ * Every trigger takes its counter rows in one order (workspace, then status), so a lock and an unlock
+ * of two users whose connections share a slot cannot wait on each other's rows (a deadlock).
  * The trigger is created before the back-fill in one transaction; creating it locks writes to
  * `users` until the commit, so no write falls between the two. The indexes are built by plain
  * `create index` in the same transaction (writes wait while they build, as for the sweep indexes).
@@ -35,6 +37,7 @@ export class Migration20261203010000_user_counts extends Migration {
       begin
         insert into user_counts (workspace_id, status, slot, n)
           select workspace_id, status, pg_backend_pid() % 16, count(*) from added group by workspace_id, status
+           order by workspace_id, status
           on conflict (workspace_id, status, slot) do update set n = user_counts.n + excluded.n;
         return null;
       end;
@@ -45,6 +48,7 @@ export class Migration20261203010000_user_counts extends Migration {
           select r.workspace_id, r.status, pg_backend_pid() % 16, -count(*) from removed r
            where exists (select 1 from workspaces w where w.id = r.workspace_id)
            group by r.workspace_id, r.status
+           order by r.workspace_id, r.status
           on conflict (workspace_id, status, slot) do update set n = user_counts.n + excluded.n;
         return null;
       end;
@@ -52,7 +56,9 @@ export class Migration20261203010000_user_counts extends Migration {
       create function user_counts_move() returns trigger language plpgsql as $$
       begin
         insert into user_counts (workspace_id, status, slot, n)
-          values (old.workspace_id, old.status, pg_backend_pid() % 16, -1), (new.workspace_id, new.status, pg_backend_pid() % 16, 1)
+          select w, s, pg_backend_pid() % 16, d
+            from (values (old.workspace_id, old.status, -1), (new.workspace_id, new.status, 1)) as v (w, s, d)
+           order by w, s
           on conflict (workspace_id, status, slot) do update set n = user_counts.n + excluded.n;
         return null;
       end;
