@@ -176,6 +176,7 @@ export async function deleteRole(scope: AuditScope, principal: Principal, id: st
  * The assignment of `roleId` to `userId`, created or given the new `expiresAt`, in one statement: of
  * concurrent assignments of the same pair, one inserts and the others wait for it, then update, so
  * each answers as a repeated assignment does (a find-then-insert let the unique index refuse them).
+ * An expired assignment given again is a new grant: its `created_at` (shown as `assigned_at`) becomes now.
  * `change` says what the statement changed: `granted` (the user did not hold the role: no row, or an
  * expired one), `expires_at` (held, until another time), or `none` (the same assignment again, or one a
  * concurrent assignment made first, unseen by this statement's snapshot).
@@ -186,7 +187,8 @@ async function upsertAssignment(scope: AuditScope, userId: string, roleId: strin
   >(
     `with prior as (select expires_at from role_assignments where user_id = ? and role_id = ?)
      insert into role_assignments (id, workspace_id, user_id, role_id, expires_at, created_at) values (?, ?, ?, ?, ?, ?)
-      on conflict (user_id, role_id) do update set expires_at = excluded.expires_at
+      on conflict (user_id, role_id) do update set expires_at = excluded.expires_at,
+        created_at = case when role_assignments.expires_at <= excluded.created_at then excluded.created_at else role_assignments.created_at end
      returning id, expires_at, created_at, (xmax = 0) as inserted,
                exists (select 1 from prior) as prior_seen, (select expires_at from prior) as prior_expires_at`,
     [userId, roleId, newId('ras'), scope.workspaceId, userId, roleId, expiresAt, now],

@@ -248,12 +248,18 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     const soon = new Date(app.clock.now().getTime() + 60_000).toISOString();
     const later = new Date(app.clock.now().getTime() + 120_000).toISOString();
     const statuses = [];
-    for (const expires of [undefined, undefined, soon, soon]) statuses.push((await assign(expires)).status);
+    const grantedAt = app.clock.now().toISOString();
+    for (const expires of [undefined, undefined, soon, soon]) {
+      const res = await assign(expires);
+      statuses.push(res.status);
+      expect(res.body.data.assigned_at).toBe(grantedAt);
+    }
     // A new grant is created (201); the same again, or a new end for a role held, is 200.
     expect(statuses).toEqual([201, 200, 200, 200]);
-    // Expired, then given again: held anew, a grant again.
+    // Expired, then given again: held anew, a grant again, assigned now.
     app.clock.advance(61_000);
-    expect((await assign(later)).status).toBe(201);
+    const regranted = await assign(later);
+    expect([regranted.status, regranted.body.data.assigned_at]).toEqual([201, app.clock.now().toISOString()]);
 
     const em = app.deps.orm.em.fork().getConnection();
     const events = await toldEvents(app, ws.id, 'role.assigned', user.id);
