@@ -2,13 +2,12 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './core/logger.ts';
 import { openDatabase } from './db/database.ts';
-import { closeDeps, createDeps } from './deps.ts';
+import { closeDeps, createDeps, openSigningKeys } from './deps.ts';
 import { rewrapAll } from './modules/vault/rewrap.ts';
 import { createWorkspaceInput } from './modules/workspaces/workspaces.schema.ts';
 import { createWorkspace } from './modules/workspaces/workspaces.service.ts';
-import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, SigningKeys, type KeyListing } from './modules/auth/signing-keys.ts';
+import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, type SigningKeys, type KeyListing } from './modules/auth/signing-keys.ts';
 import { systemClock } from './core/clock.ts';
-import { CryptoBox, loadMasterKey, previousMasterKeys } from './core/crypto-box.ts';
 import { AppError } from './core/errors.ts';
 import type { Logger } from './core/logger.ts';
 import type { Config } from './config.ts';
@@ -37,14 +36,7 @@ const HELP_FLAGS = new Set(['--help', '-h', 'help']);
 async function withSigningKeys<T>(config: Config, log: Logger, use: (keys: SigningKeys) => Promise<T>): Promise<T> {
   const database = await openDatabase(config, log, { migrate: true });
   try {
-    const box = new CryptoBox(
-      await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR),
-      previousMasterKeys(config.VAULT_MASTER_KEY_PREVIOUS),
-    );
-    const keys = new SigningKeys(database.orm, box, systemClock, config.ACCESS_TOKEN_TTL, (error) =>
-      log.error('signing key reload failed', { error }),
-    );
-    await keys.ensureActiveKey();
+    const { keys } = await openSigningKeys(config, database.orm, log);
     return await use(keys);
   } finally {
     await database.close();

@@ -16,6 +16,25 @@ import { createOAuthServer } from './oauth/provider.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { SWEEPS } from './retention.ts';
 
+/**
+ * The master key's box and the token-signing keys, a key of each algorithm ensured: the server's
+ * (`createDeps`, which then starts their reloads) and the CLI's keys commands', which need nothing else.
+ */
+export async function openSigningKeys(
+  config: Config,
+  orm: MikroORM,
+  log: Logger,
+  clock: Clock = systemClock,
+): Promise<{ box: CryptoBox; keys: SigningKeys }> {
+  const box = new CryptoBox(
+    await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR),
+    previousMasterKeys(config.VAULT_MASTER_KEY_PREVIOUS),
+  );
+  const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
+  await keys.ensureActiveKey();
+  return { box, keys };
+}
+
 /** Everything the process holds once, built the same way by main.ts, tests and the benchmark. */
 export async function createDeps(input: {
   config: Config;
@@ -27,12 +46,7 @@ export async function createDeps(input: {
   const { config, orm, log, redis } = input;
   const clock = input.clock ?? systemClock;
   await detectStatementSupport(orm);
-  const box = new CryptoBox(
-    await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR),
-    previousMasterKeys(config.VAULT_MASTER_KEY_PREVIOUS),
-  );
-  const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
-  await keys.ensureActiveKey();
+  const { box, keys } = await openSigningKeys(config, orm, log, clock);
   keys.start();
   const metrics = new Metrics(orm);
   const oauth = await createOAuthServer({ config, orm, log, keys, box });

@@ -5,7 +5,7 @@ import { buildOpenApiDocument } from '../src/core/openapi.ts';
 import { procedureMeta } from '../src/router.ts';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from './helpers/app.ts';
 import { signIn, someIp } from './helpers/auth.ts';
-import { call } from './helpers/http.ts';
+import { basicAuth, call } from './helpers/http.ts';
 import {
   contentType,
   deeplyNested,
@@ -490,9 +490,8 @@ describe('hostile input', () => {
     );
 
     function authHeaders(auth: Auth): Record<string, string> {
-      const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-      if (auth === 'basic') return { authorization: basic(web.id, web.secret) };
-      if (auth === 'basic-wrong') return { authorization: basic(web.id, 'not-the-secret') };
+      if (auth === 'basic') return { authorization: basicAuth(web.id, web.secret) };
+      if (auth === 'basic-wrong') return { authorization: basicAuth(web.id, 'not-the-secret') };
       if (auth === 'basic-junk') return { authorization: 'Basic !!not base64:::' };
       return {};
     }
@@ -564,7 +563,7 @@ describe('hostile input', () => {
     });
 
     it('a token, code or client id holding NUL or a lone surrogate names nothing: no 5xx (token=a%00b)', async () => {
-      const authorization = `Basic ${Buffer.from(`${web.id}:${web.secret}`).toString('base64')}`;
+      const authorization = basicAuth(web.id, web.secret);
       const introspect = await send(app, 'POST', '/oauth/introspect', {
         headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
         body: 'token=a%00b',

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { login, signIn, someIp } from './helpers/auth.ts';
 import { Browser, formAction } from './helpers/browser.ts';
-import { call } from './helpers/http.ts';
+import { basicAuth, call } from './helpers/http.ts';
 import { linkTokenIn, MailSink, resetTokenIn } from './helpers/mail-sink.ts';
 import { copies, releaseTogether, type RaceRequest, type RaceResponse } from './helpers/race.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
@@ -184,7 +184,7 @@ describe(`races: ${N} identical requests at once`, () => {
     const code = new URL(done.location as string).searchParams.get('code') as string;
     expect(code).toBeTruthy();
 
-    const basic = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
+    const basic = basicAuth(client.id, client.secret);
     const results = await releaseTogether(
       app.url,
       copies(N, {

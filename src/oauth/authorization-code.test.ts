@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { signIn, someIp } from '../../test/helpers/auth.ts';
 import { Browser, formAction, hiddenInput } from '../../test/helpers/browser.ts';
-import { call } from '../../test/helpers/http.ts';
+import { basicAuth, call } from '../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../test/helpers/workspace.ts';
 import { toldEvents } from '../../test/helpers/events.ts';
 
@@ -263,7 +263,7 @@ describe('authorization code + PKCE with openid-client', () => {
         method: 'POST',
         headers: {
           'content-type': 'application/x-www-form-urlencoded',
-          authorization: `Basic ${Buffer.from(`${web.id}:${web.secret}`).toString('base64')}`,
+          authorization: basicAuth(web.id, web.secret),
           'x-forwarded-for': someIp(),
         },
         body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token as string, ...body }).toString(),

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { someIp } from '../../test/helpers/auth.ts';
 import { Browser, formAction } from '../../test/helpers/browser.ts';
-import { call } from '../../test/helpers/http.ts';
+import { basicAuth, call } from '../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../test/helpers/workspace.ts';
 
 const PASSWORD = 'authorize endpoint passphrase';
@@ -433,7 +433,7 @@ describe('authorization endpoint and discovery', () => {
           method: 'POST',
           headers: {
             'content-type': 'application/x-www-form-urlencoded',
-            authorization: `Basic ${Buffer.from(`${web.id}:${web.secret}`).toString('base64')}`,
+            authorization: basicAuth(web.id, web.secret),
             'x-forwarded-for': someIp(),
           },
           body: new URLSearchParams(body).toString(),

@@ -2,7 +2,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { someIp } from '../../test/helpers/auth.ts';
-import { call } from '../../test/helpers/http.ts';
+import { basicAuth, call } from '../../test/helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from '../../test/helpers/workspace.ts';
 
 /** How a client library call failed: status and RFC 6749 `error`, from the body or the WWW-Authenticate challenge. */
@@ -59,9 +59,6 @@ describe('client credentials with openid-client', () => {
     });
   }
 
-  const basic = (id: string, secret: string) =>
-    `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-
   async function auditRows(eventType: string, targetId: string) {
     const rows = await app.deps.orm.em
       .fork()
@@ -90,7 +87,7 @@ describe('client credentials with openid-client', () => {
     const backend = await m2m();
     const res = await tokenRequest(
       { grant_type: 'client_credentials', scope: 'openid profile email offline_access' },
-      { authorization: basic(backend.id, backend.secret) },
+      { authorization: basicAuth(backend.id, backend.secret) },
     );
     expect(res.status).toBe(200);
     const body = await res.json();
@@ -106,7 +103,7 @@ describe('client credentials with openid-client', () => {
     const backend = await m2m();
     const form = await tokenRequest(
       { grant_type: 'client_credentials' },
-      { authorization: basic(backend.id, backend.secret), 'x-request-id': 'cc-form-1' },
+      { authorization: basicAuth(backend.id, backend.secret), 'x-request-id': 'cc-form-1' },
     );
     expect(form.status).toBe(200);
     expect(form.headers.get('cache-control')).toBe('no-store');
@@ -134,7 +131,7 @@ describe('client credentials with openid-client', () => {
 
     const unsupported = await tokenRequest(
       { grant_type: 'password', username: 'a', password: 'b' },
-      { authorization: basic(backend.id, backend.secret) },
+      { authorization: basicAuth(backend.id, backend.secret) },
     );
     expect(unsupported.status).toBe(400);
     expect(await unsupported.json()).toMatchObject({ error: expect.stringMatching(/^(unsupported_grant_type|unauthorized_client)$/) });
@@ -145,7 +142,7 @@ describe('client credentials with openid-client', () => {
     const config = await client(backend.id, oidc.ClientSecretBasic(`${backend.secret}x`));
     expect(await failure(oidc.clientCredentialsGrant(config))).toEqual({ status: 401, error: 'invalid_client' });
 
-    const raw = await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic(backend.id, 'cs_wrong') });
+    const raw = await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basicAuth(backend.id, 'cs_wrong') });
     expect(raw.status).toBe(401);
     const body = await raw.json();
     expect(Object.keys(body).sort()).toEqual(['error', 'error_description']);
@@ -154,7 +151,7 @@ describe('client credentials with openid-client', () => {
 
     const unknown = await tokenRequest(
       { grant_type: 'client_credentials' },
-      { authorization: basic('app_00000000000000000000000000', 'cs_x') },
+      { authorization: basicAuth('app_00000000000000000000000000', 'cs_x') },
     );
     expect(unknown.status).toBe(401);
     expect((await unknown.json()).error).toBe('invalid_client');
@@ -231,7 +228,7 @@ describe('client credentials with openid-client', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 60; i++) {
       statuses.push(
-        (await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basic('app_00000000000000000000000000', 'x') }, ip))
+        (await tokenRequest({ grant_type: 'client_credentials' }, { authorization: basicAuth('app_00000000000000000000000000', 'x') }, ip))
           .status,
       );
     }

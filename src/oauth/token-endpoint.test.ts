@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { signIn, someIp } from '../../test/helpers/auth.ts';
-import { call } from '../../test/helpers/http.ts';
+import { basicAuth, call } from '../../test/helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from '../../test/helpers/workspace.ts';
 
 const CALLBACK = 'https://rp.example.com/callback';
@@ -44,9 +44,6 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     });
   }
 
-  const basic = (id: string, secret: string) =>
-    `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
-
   /** The body each endpoint needs besides client authentication. */
   const request = (path: (typeof CLIENT_AUTH_PATHS)[number]): Record<string, string> =>
     path === '/oauth/token' ? { grant_type: 'client_credentials' } : { token: 'not-a-token' };
@@ -77,7 +74,7 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
         body: JSON.stringify(request(path)),
       });
       await expectInvalidClient(json, `${path} JSON without credentials`);
-      await expectInvalidClient(await post(path, request(path), { authorization: basic(m2m.id, '') }), `${path} Basic, empty secret`);
+      await expectInvalidClient(await post(path, request(path), { authorization: basicAuth(m2m.id, '') }), `${path} Basic, empty secret`);
       // A confidential client naming itself without its secret (already invalid_client).
       await expectInvalidClient(await post(path, { ...request(path), client_id: m2m.id }), `${path} client_id alone`);
     }
@@ -85,7 +82,7 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     const both = await post(
       '/oauth/token',
       { grant_type: 'client_credentials', client_secret: m2m.secret },
-      { authorization: basic(m2m.id, m2m.secret) },
+      { authorization: basicAuth(m2m.id, m2m.secret) },
     );
     expect(both.status).toBe(400);
     expect((await both.json()).error).toBe('invalid_request');
@@ -107,11 +104,11 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
       }
     }
     // Readable credentials with a malformed request stay invalid_request (§5.2).
-    const noGrantType = await post('/oauth/token', {}, { authorization: basic(m2m.id, m2m.secret) });
+    const noGrantType = await post('/oauth/token', {}, { authorization: basicAuth(m2m.id, m2m.secret) });
     expect(noGrantType.status).toBe(400);
     expect((await noGrantType.json()).error).toBe('invalid_request');
     // The right secret still works, form-encoded as RFC 6749 §2.3.1 asks.
-    expect((await post('/oauth/token', request('/oauth/token'), { authorization: basic(m2m.id, m2m.secret) })).status).toBe(200);
+    expect((await post('/oauth/token', request('/oauth/token'), { authorization: basicAuth(m2m.id, m2m.secret) })).status).toBe(200);
   });
 
   it('a public client is identified by its client_id alone', async () => {
@@ -135,7 +132,7 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
       [
         'm2m, authorization_code',
         { grant_type: 'authorization_code', code: 'x', redirect_uri: CALLBACK },
-        { authorization: basic(backend.id, backend.secret) },
+        { authorization: basicAuth(backend.id, backend.secret) },
       ],
       ['m2m, refresh_token', { grant_type: 'refresh_token', refresh_token: 'x', client_id: backend.id, client_secret: backend.secret }, {}],
       ['spa, client_credentials', { grant_type: 'client_credentials', client_id: spaId }, {}],
@@ -151,21 +148,21 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
 
   it('introspecting a JWT it did not issue as a token (the API’s access token) is active: false, not an error (RFC 7662 §2.2)', async () => {
     const { accessToken } = await signIn(app, ws.id, ws.owner.email, ws.owner.password);
-    const res = await post('/oauth/introspect', { token: accessToken }, { authorization: basic(m2m.id, m2m.secret) });
+    const res = await post('/oauth/introspect', { token: accessToken }, { authorization: basicAuth(m2m.id, m2m.secret) });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(await res.json()).toEqual({ active: false });
     // The client is still authenticated first; revocation keeps RFC 7009's unsupported_token_type.
     await expectInvalidClient(
-      await post('/oauth/introspect', { token: accessToken }, { authorization: basic(m2m.id, 'wrong') }),
+      await post('/oauth/introspect', { token: accessToken }, { authorization: basicAuth(m2m.id, 'wrong') }),
       'introspect',
     );
-    const revoke = await post('/oauth/revoke', { token: accessToken }, { authorization: basic(m2m.id, m2m.secret) });
+    const revoke = await post('/oauth/revoke', { token: accessToken }, { authorization: basicAuth(m2m.id, m2m.secret) });
     expect([revoke.status, (await revoke.json()).error]).toEqual([400, 'unsupported_token_type']);
   });
 
   it('a token response names its scope ("" when none) and says Pragma: no-cache beside Cache-Control: no-store', async () => {
-    const res = await post('/oauth/token', { grant_type: 'client_credentials' }, { authorization: basic(m2m.id, m2m.secret) });
+    const res = await post('/oauth/token', { grant_type: 'client_credentials' }, { authorization: basicAuth(m2m.id, m2m.secret) });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('pragma')).toBe('no-cache');
@@ -225,8 +222,8 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     const refusals: [string, Response][] = [];
     for (const path of CLIENT_AUTH_PATHS) {
       refusals.push([`${path} without client`, await post(path, request(path))]);
-      refusals.push([`${path} wrong secret`, await post(path, request(path), { authorization: basic(m2m.id, 'wrong') })]);
-      refusals.push([`${path} no token`, await post(path, {}, { authorization: basic(m2m.id, m2m.secret) })]);
+      refusals.push([`${path} wrong secret`, await post(path, request(path), { authorization: basicAuth(m2m.id, 'wrong') })]);
+      refusals.push([`${path} no token`, await post(path, {}, { authorization: basicAuth(m2m.id, m2m.secret) })]);
       refusals.push([
         `${path} malformed JSON`,
         await fetch(`${app.url}${path}`, {
@@ -267,10 +264,10 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     expect(doc.introspection_endpoint_auth_methods_supported).toEqual(methods);
     expect(doc.token_endpoint_auth_methods_supported).toEqual(methods);
     for (const path of ['/oauth/revoke', '/oauth/introspect']) {
-      const basicAuth = await post(path, { token: 'not-a-token' }, { authorization: basic(m2m.id, m2m.secret) });
+      const basic = await post(path, { token: 'not-a-token' }, { authorization: basicAuth(m2m.id, m2m.secret) });
       const postAuth = await post(path, { token: 'not-a-token', client_id: m2m.id, client_secret: m2m.secret });
       const none = await post(path, { token: 'not-a-token', client_id: spaId });
-      expect([basicAuth.status, postAuth.status, none.status], path).toEqual([200, 200, 200]);
+      expect([basic.status, postAuth.status, none.status], path).toEqual([200, 200, 200]);
     }
   });
 });

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import express, { Router, type Response } from 'express';
 import { sendError } from '../core/envelope.ts';
 import { AppError } from '../core/errors.ts';
+import { escapeHtml } from '../core/html.ts';
 
 /*
  * The dashboard and hosted pages (src/web), built by Vite into dist/web and served here: hashed
@@ -48,8 +49,6 @@ function page(res: Response, status: number, html: string): void {
   res.end(html);
 }
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '"': '&quot;', '<': '&lt;', '>': '&gt;' };
-
 /**
  * The page with the origin of BASE_URL in a meta tag (`identity-service-origin`): social and SSO
  * sign-ins come back to BASE_URL's /login/callback, and a sign-in page opened at another address
@@ -57,8 +56,7 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '"': '&quot;', '<':
  * callback cannot read. The page reads the tag to send the person to the right address instead.
  */
 export function withServiceOrigin(html: string, baseUrl: string): string {
-  const origin = new URL(baseUrl).origin.replace(/[&"<>]/g, (c) => HTML_ESCAPES[c] as string);
-  return html.replace('</head>', `<meta name="identity-service-origin" content="${origin}" />\n</head>`);
+  return html.replace('</head>', `<meta name="identity-service-origin" content="${escapeHtml(new URL(baseUrl).origin)}" />\n</head>`);
 }
 
 export function webAppRoutes({ dir = WEB_DIST_DIR, baseUrl }: { dir?: string; baseUrl?: string } = {}): Router {

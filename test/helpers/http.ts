@@ -46,3 +46,8 @@ export async function trpc<T = any>(app: TestApp, kind: 'query' | 'mutation', pa
   }
   return call<T>(app, 'POST', `/trpc/${path}`, { body: input ?? {}, token });
 }
+
+/** `Authorization` for client_secret_basic: id and secret form-encoded, then base64 (RFC 6749 §2.3.1). */
+export function basicAuth(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}

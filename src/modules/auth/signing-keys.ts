@@ -16,6 +16,9 @@ export const ID_TOKEN_ALG = 'RS256';
 export type SigningAlg = typeof ACCESS_TOKEN_ALG | typeof ID_TOKEN_ALG;
 const ALGS: readonly SigningAlg[] = [ACCESS_TOKEN_ALG, ID_TOKEN_ALG];
 
+/** The advisory lock that makes creating, rotating and revoking keys one at a time across instances. */
+const KEYS_LOCK = 727_002;
+
 /** How often each instance reloads the keys it signs with, so another instance's rotation reaches it. */
 const ACTIVE_REFRESH_MS = 60_000;
 /**
@@ -187,7 +190,7 @@ export class SigningKeys {
    */
   async ensureActiveKey(): Promise<void> {
     await this.orm.em.fork().transactional(async (em) => {
-      await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
+      await em.execute('select pg_advisory_xact_lock(?)', [KEYS_LOCK]);
       for (const alg of ALGS) {
         // Nothing has been signed yet with this algorithm (a first start): the key signs at once.
         if ((await em.count(SigningKey, { retiredAt: null, alg })) === 0) em.persist(this.generate(alg, this.clock.now()));
@@ -203,7 +206,7 @@ export class SigningKeys {
   async rotate(alg: SigningAlg = ACCESS_TOKEN_ALG): Promise<string> {
     const fresh = this.generate(alg, new Date(this.clock.now().getTime() + PREPUBLISH_MS));
     await this.orm.em.fork().transactional(async (em) => {
-      await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
+      await em.execute('select pg_advisory_xact_lock(?)', [KEYS_LOCK]);
       await em.nativeUpdate(SigningKey, { retiredAt: null, alg }, { retiredAt: this.clock.now() });
       em.persist(fresh);
     });
@@ -221,7 +224,7 @@ export class SigningKeys {
    */
   async revoke(kid: string): Promise<RevokedKey> {
     const done = await this.orm.em.fork().transactional(async (em) => {
-      await em.execute('select pg_advisory_xact_lock(?)', [727_002]);
+      await em.execute('select pg_advisory_xact_lock(?)', [KEYS_LOCK]);
       const key = await em.findOne(SigningKey, { id: kid });
       const alg = ALGS.find((known) => known === key?.alg);
       if (!key || !alg) throw new AppError('NOT_FOUND', `No signing key has the kid ${kid}`);
@@ -263,9 +266,10 @@ export class SigningKeys {
   }
 
   /**
-   * The published id_token keys as last loaded, the one to sign with first: the newest whose time to
-   * sign has come (`settled`); then the others newest first. The authorization server reads them on every signature and every check of an
-   * `id_token_hint` (oauth/id-token-keys.ts), so a rotation reaches it with the reload, not at a restart.
+   * The published id_token keys as last loaded, the one to sign with first (`settled`), then the
+   * others newest first. The authorization server reads them on every signature and every check of an
+   * `id_token_hint` (oauth/id-token-keys.ts), so a rotation or revocation reaches it with the reload,
+   * not at a restart.
    */
   idTokenSigners(): IdTokenKey[] {
     const signer = this.settled(this.idTokenKeys);

@@ -61,20 +61,30 @@ export const updateIdpAttributeInput = z.strictObject({
   name: labelInput(100).optional(),
 });
 
+type AttributeState = Pick<IdpAttribute, 'key' | 'name' | 'builtin' | 'enabled' | 'claim'>;
+
+/** A built-in attribute as it is until its first change (no row stored yet). */
+function builtinDefaults(key: string, builtin: (typeof BUILTIN_ATTRIBUTES)[string]): AttributeState {
+  return { key, name: builtin.name, builtin: true, enabled: builtin.enabled, claim: null };
+}
+
+/** An attribute as the API shows it: a built-in matches its aliases, a custom one its claim. */
+function attributeView(row: AttributeState): IdpAttributeView {
+  const builtin = row.builtin ? builtinOf(row.key) : undefined;
+  return {
+    key: row.key,
+    name: row.name,
+    builtin: row.builtin,
+    enabled: row.enabled,
+    claims: builtin ? builtin.aliases : [row.claim ?? row.key],
+  };
+}
+
 async function allAttributes(em: EntityManager): Promise<IdpAttributeView[]> {
   const rows = await em.find(IdpAttribute, {}, { orderBy: { createdAt: 'asc', key: 'asc' } });
   const stored = new Map(rows.map((r) => [r.key, r]));
-  const builtins = Object.entries(BUILTIN_ATTRIBUTES).map(([key, b]) => ({
-    key,
-    name: stored.get(key)?.name ?? b.name,
-    builtin: true,
-    enabled: stored.get(key)?.enabled ?? b.enabled,
-    claims: b.aliases,
-  }));
-  const custom = rows
-    .filter((r) => !r.builtin)
-    .map((r) => ({ key: r.key, name: r.name, builtin: false, enabled: r.enabled, claims: [r.claim ?? r.key] }));
-  return [...builtins, ...custom];
+  const builtins = Object.entries(BUILTIN_ATTRIBUTES).map(([key, b]) => attributeView(stored.get(key) ?? builtinDefaults(key, b)));
+  return [...builtins, ...rows.filter((r) => !r.builtin).map(attributeView)];
 }
 
 export async function listIdpAttributes(em: EntityManager, query: PageQuery) {
@@ -103,7 +113,7 @@ export async function createIdpAttribute(
   });
   scope.em.persist(row);
   recordAudit(scope, { eventType: 'idp_attribute.create', target: { type: 'idp_attribute', id: row.key }, details: { claim: row.claim } });
-  return { key: row.key, name: row.name, builtin: false, enabled: row.enabled, claims: [row.claim as string] };
+  return attributeView(row);
 }
 
 /**
@@ -128,23 +138,10 @@ export async function updateIdpAttribute(
 ): Promise<IdpAttributeView> {
   const builtin = builtinOf(input.key);
   const stored = await scope.em.findOne(IdpAttribute, { key: input.key });
-  if (!stored && !builtin) throw new AppError('NOT_FOUND', 'No such attribute');
-  const current = stored ?? {
-    key: input.key,
-    name: builtin?.name ?? input.key,
-    builtin: true,
-    enabled: builtin?.enabled ?? false,
-    claim: null,
-  };
-  const view = (row: Pick<IdpAttribute, 'key' | 'name' | 'builtin' | 'enabled' | 'claim'>): IdpAttributeView => ({
-    key: row.key,
-    name: row.name,
-    builtin: row.builtin,
-    enabled: row.enabled,
-    claims: builtin ? builtin.aliases : [row.claim ?? row.key],
-  });
+  const current = stored ?? (builtin ? builtinDefaults(input.key, builtin) : null);
+  if (!current) throw new AppError('NOT_FOUND', 'No such attribute');
   // Nothing sent differs from what is stored (or a built-in's defaults): nothing is written (core/patch.ts).
-  if (!differs(input.enabled, current.enabled) && !differs(input.name, current.name)) return view(current);
+  if (!differs(input.enabled, current.enabled) && !differs(input.name, current.name)) return attributeView(current);
   const row = stored ?? (await builtinRow(scope, input.key, now));
   if (!row) throw new AppError('NOT_FOUND', 'No such attribute');
   if (input.enabled !== undefined) row.enabled = input.enabled;
@@ -155,7 +152,7 @@ export async function updateIdpAttribute(
     target: { type: 'idp_attribute', id: row.key },
     details: { enabled: row.enabled },
   });
-  return view(row);
+  return attributeView(row);
 }
 
 /**
