@@ -105,6 +105,22 @@ describe('invitations', () => {
     expect((await accept({ token: second, password: 'invited passphrase' })).status).toBe(200);
   });
 
+  it('leaves another workspace’s invitation of the same address pending when a user with it is created here', async () => {
+    const other = await createWorkspace(app);
+    const email = uniqueEmail('two-workspaces');
+    const theirs = await invite({ email }, other.apiKey);
+    expect(theirs.status).toBe(201);
+    const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+    expect((await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'created over here' } })).status).toBe(
+      201,
+    );
+    const read = await call(app, 'GET', `/api/v1/invitations/${theirs.body.data.id}`, { token: other.apiKey });
+    expect(read.body.data.status).toBe('pending');
+    // The invitee still joins the other workspace with it.
+    const accepted = await accept({ token, password: 'invited over there' });
+    expect([accepted.status, accepted.body.data.user.email]).toEqual([200, email]);
+  });
+
   it('revokes a pending invitation when its address gets a user another way (created, or given by an update), audited; resend and accept then answer 409', async () => {
     const email = uniqueEmail('taken-since');
     const created = await invite({ email });
