@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { Router, type Response } from 'express';
 import { sendError } from '../core/envelope.ts';
@@ -59,6 +59,22 @@ export function withServiceOrigin(html: string, baseUrl: string): string {
   return html.replace('</head>', `<meta name="identity-service-origin" content="${escapeHtml(new URL(baseUrl).origin)}" />\n</head>`);
 }
 
+/**
+ * Whether a path under /dashboard names the built index.html as the static files would find it (they
+ * decode escapes and resolve `.` and empty segments: `/%69ndex.html`, `//index.html`). An escape that
+ * does not decode is left to them (a 400).
+ */
+function namesIndexFile(path: string): boolean {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch (error) {
+    if (error instanceof URIError) return false;
+    throw error;
+  }
+  return posix.normalize(decoded) === '/index.html';
+}
+
 export function webAppRoutes({ dir = WEB_DIST_DIR, baseUrl }: { dir?: string; baseUrl?: string } = {}): Router {
   const routes = Router();
 
@@ -77,16 +93,22 @@ export function webAppRoutes({ dir = WEB_DIST_DIR, baseUrl }: { dir?: string; ba
     (req, res) => sendError(res, new AppError('NOT_FOUND', `No asset at ${req.path}`)),
   );
 
-  routes.use(
-    '/dashboard',
-    express.static(dir, {
-      index: false,
-      // /dashboard itself is the app's page below, not a directory to redirect to /dashboard/.
-      redirect: false,
-      fallthrough: true,
-      setHeaders: (res) => res.set({ 'Cache-Control': 'no-cache', 'Content-Security-Policy': SPA_CSP }),
-    }),
-  );
+  const files = express.static(dir, {
+    index: false,
+    // /dashboard itself is the app's page below, not a directory to redirect to /dashboard/.
+    redirect: false,
+    fallthrough: true,
+    setHeaders: (res) => res.set({ 'Cache-Control': 'no-cache', 'Content-Security-Policy': SPA_CSP }),
+  });
+  routes.use('/dashboard', (req, res, next) => {
+    // The app's page itself, asked for by its file name, would skip what every client route gets (the
+    // BASE_URL meta tag): it is the dashboard's address under another name, so it goes there.
+    if ((req.method === 'GET' || req.method === 'HEAD') && namesIndexFile(req.path)) {
+      const query = req.originalUrl.indexOf('?');
+      return res.redirect(302, `/dashboard${query < 0 ? '' : req.originalUrl.slice(query)}`);
+    }
+    return files(req, res, next);
+  });
 
   routes.get(SPA_ROUTES, async (_req, res, next) => {
     let html: string;

@@ -11,10 +11,10 @@ import { SPA_CSP, webAppRoutes } from './web-app.routes.ts';
 
 const INDEX = '<!doctype html><title>app</title><script type="module" src="/dashboard/assets/app-1a2b3c.js"></script>';
 
-async function serve(dir: string): Promise<{ url: string; server: Server }> {
+async function serve(dir: string, baseUrl?: string): Promise<{ url: string; server: Server }> {
   const app = express();
   app.use(requestContext);
-  app.use(webAppRoutes({ dir }));
+  app.use(webAppRoutes({ dir, baseUrl }));
   app.use((_req, res) => res.status(404).end('fell through'));
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -88,6 +88,56 @@ describe('serving the built web app', () => {
     const res = await fetch(`${unbuilt.url}/dashboard/users`);
     expect(res.status).toBe(503);
     expect(await res.text()).toContain('npm run build');
+  });
+});
+
+describe('the app page asked for by its file name', () => {
+  const HEADED = '<!doctype html><html><head><title>app</title></head><body><div id="root"></div></body></html>';
+  const META = '<meta name="identity-service-origin" content="http://dash.test:3120" />';
+  let dir: string;
+  let served: { url: string; server: Server };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'web-dist-'));
+    await writeFile(join(dir, 'index.html'), HEADED);
+    served = await serve(dir, 'http://dash.test:3120/');
+  });
+  afterAll(async () => {
+    served.server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['/dashboard/index.html', '/dashboard'],
+    ['/dashboard/index.html?from=bookmark', '/dashboard?from=bookmark'],
+    ['/dashboard/%69ndex.html', '/dashboard'],
+    ['/dashboard//index.html', '/dashboard'],
+    ['/DASHBOARD/index.html', '/dashboard'],
+  ])('%s goes to the dashboard’s address, whose page carries the BASE_URL meta tag as every client route’s does', async (path, to) => {
+    const res = await fetch(`${served.url}${path}`, { redirect: 'manual' });
+    expect([res.status, res.headers.get('location')]).toEqual([302, to]);
+    expect(await res.text()).not.toContain('<div id="root">');
+    const head = await fetch(`${served.url}${path}`, { method: 'HEAD', redirect: 'manual' });
+    expect([head.status, head.headers.get('location')]).toEqual([302, to]);
+
+    const page = await fetch(`${served.url}${to}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(SPA_CSP);
+    expect(await page.text()).toContain(META);
+  });
+
+  it('gives every client route the page with the meta tag', async () => {
+    for (const path of [
+      '/dashboard',
+      '/dashboard/',
+      '/dashboard/users',
+      '/login',
+      '/login/callback',
+      '/reset-password',
+      '/accept-invitation',
+    ]) {
+      expect(await (await fetch(`${served.url}${path}`)).text(), path).toContain(META);
+    }
   });
 });
 

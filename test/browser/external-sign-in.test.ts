@@ -211,25 +211,71 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await victim.close();
   });
 
-  it('shows a failed SSO start as a message on the dashboard’s sign-in pages, while an API client still gets the envelope', async () => {
+  it('brings a failed SSO start back to the sign-in form, its message beside the SSO form and the address still filled in, while an API client still gets the envelope', async () => {
     const page = await signInPage();
     // A domain no organization claims: the start fails before leaving for any provider.
     const stranger = `sam.${RUN}@unclaimed-${RUN}.example`;
+    await page.getByLabel('Password', { exact: true }).fill('never kept anywhere');
     await page.getByText('Sign in with your company’s single sign-on', { exact: true }).click();
     await page.getByLabel('Work email', { exact: true }).fill(stranger);
     const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/auth/sso/start');
     await page.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
     expect((await answered).status()).toBe(303);
-    await page.getByRole('heading', { level: 1, name: 'Sign-in not completed', exact: true }).waitFor();
-    await page.getByRole('alert').filter({ hasText: 'No organization signs in with SSO for this email domain' }).waitFor();
-    expect(new URL(page.url()).origin).toBe(base);
+
+    // Back on the form it left (through /login/callback), the message beside the SSO form that failed.
+    const sso = page.getByRole('form', { name: 'Single sign-on', exact: true });
+    await sso.getByRole('alert').filter({ hasText: 'No organization signs in with SSO for this email domain' }).waitFor();
+    const at = new URL(page.url());
+    expect([at.origin, at.pathname, at.search]).toEqual([base, '/login', `?workspace=${workspaceId}`]);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+    expect(await sso.getByLabel('Work email', { exact: true }).inputValue()).toBe(stranger);
+    // The same address in the password form (the way in that is left), the password nowhere.
+    expect(await page.getByLabel('Email', { exact: true }).inputValue()).toBe(stranger);
+    expect(await page.getByLabel('Password', { exact: true }).inputValue()).toBe('');
+    expect(await page.getByLabel('Workspace ID', { exact: true }).inputValue()).toBe(workspaceId);
     expect(await pending(page)).toBeNull();
-    await page.getByRole('link', { name: 'Back to sign-in', exact: true }).click();
-    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).waitFor();
+
+    // Corrected there, the SSO sign-in goes through.
+    const email = emailOf('june');
+    idp.signInAs({ sub: `june-${RUN}`, claims: { email, email_verified: true } });
+    await sso.getByLabel('Work email', { exact: true }).fill(email);
+    await sso.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
+    await expectSignedInAs(page, email);
 
     // The same start asked by a program (fetch, curl, an SDK): the API's 404 in the envelope, unchanged.
     const api = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${workspaceId}&email=${encodeURIComponent(stranger)}`);
     expect([api.status, api.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    await page.close();
+  });
+
+  it('brings a refused social sign-in back to the form with the message as text, and leaves a refusal the tab did not start on the callback page', async () => {
+    const page = await signInPage();
+    const email = emailOf('eve');
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    // The sign-in leaves (the provider is never reached) and its refusal comes back with the tab's state.
+    const isStart = (url: URL) => url.pathname === '/api/v1/auth/oauth/oidc/start';
+    await page.route(isStart, (route) => route.abort());
+    const leaving = page.waitForRequest((request) => isStart(new URL(request.url())));
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    const state = new URL((await leaving).url()).searchParams.get('state') as string;
+    const message = '<img src=x onerror="document.title=1">You <b>cancelled</b> the sign-in.';
+    const refusal = `${base}/login/callback?error=access_denied&error_description=${encodeURIComponent(message)}&state=${encodeURIComponent(state)}`;
+    await page.goto(refusal);
+
+    const alert = page.getByRole('alert').filter({ hasText: 'the sign-in.' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe(message);
+    expect(await alert.locator('img, b').count()).toBe(0);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    expect(await page.getByLabel('Email', { exact: true }).inputValue()).toBe(email);
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).waitFor();
+    expect(await pending(page)).toBeNull();
+
+    // The same link again: this tab's sign-in is used up, so it is no refusal of its own and stays where it landed.
+    await page.goto(refusal);
+    await page.getByRole('heading', { level: 1, name: 'Sign-in not completed', exact: true }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toBe(message);
+    await page.getByRole('link', { name: 'Back to sign-in', exact: true }).waitFor();
     await page.close();
   });
 

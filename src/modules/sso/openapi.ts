@@ -64,7 +64,7 @@ export function browserSignInPaths(): Record<string, Json> {
           '302': { description: 'To the provider’s authorization page' },
           '303': {
             description:
-              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description, in place of the 4xx',
+              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description (and the state, when it is a valid one), in place of the 4xx',
           },
           '400': BAD_REQUEST,
           '401': INVALID_TOKEN,
@@ -171,7 +171,7 @@ export function browserSignInPaths(): Record<string, Json> {
           '302': { description: 'To the organization’s identity provider' },
           '303': {
             description:
-              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description, in place of the 4xx',
+              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description (and the state, when it is a valid one), in place of the 4xx',
           },
           '400': BAD_REQUEST,
           '401': INVALID_TOKEN,

@@ -127,6 +127,16 @@ function startedByDashboard(req: Request): boolean {
   return mode ? mode === 'navigate' : req.accepts(['application/json', 'text/html']) === 'text/html';
 }
 
+/**
+ * The `state` a failed start hands back with its error (RFC 6749 §4.1.2.1: the client's exact value),
+ * so the dashboard's tab knows the refusal is of the sign-in it started; none when the state itself
+ * is what the start refused.
+ */
+function echoedState(req: Request): string | undefined {
+  const value = req.query.state;
+  return typeof value === 'string' && APP_STATE.test(value) ? value : undefined;
+}
+
 /** RFC 6749 §4.1.2.1's error for a start that failed before leaving for the provider. */
 function startRefusal(appError: AppError, internal: boolean): string {
   if (internal || appError.appCode === 'INTERNAL') return 'server_error';
@@ -145,7 +155,11 @@ function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<vo
     const description = internal ? 'The sign-in could not be started; try again later' : appError.message;
     res.redirect(
       303,
-      resultRedirect(`${deps.config.BASE_URL}/login/callback`, { error: startRefusal(appError, internal), error_description: description }),
+      resultRedirect(
+        `${deps.config.BASE_URL}/login/callback`,
+        { error: startRefusal(appError, internal), error_description: description },
+        echoedState(req),
+      ),
     );
   };
   return async (req: Request, res: Response) => {

@@ -461,6 +461,16 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
       });
       const malformed = new URL((await start('email=not-an-address', headers)).headers.get('location') as string);
       expect(malformed.searchParams.get('error')).toBe('invalid_request');
+      // The state the start was sent with comes back with the error (RFC 6749 §4.1.2.1), so the tab knows it is its own.
+      const bound = new URL(
+        (await start('email=nobody%40unclaimed-sso.example&state=tab-state_1', headers)).headers.get('location') as string,
+      );
+      expect([bound.searchParams.get('error'), bound.searchParams.get('state')]).toEqual(['access_denied', 'tab-state_1']);
+      // A state the start refused is not handed back.
+      const refusedState = new URL(
+        (await start(`email=nobody%40unclaimed-sso.example&state=${'s'.repeat(513)}`, headers)).headers.get('location') as string,
+      );
+      expect([refusedState.searchParams.get('error'), refusedState.searchParams.has('state')]).toEqual(['invalid_request', false]);
     }
     // fetch (Sec-Fetch-Mode: cors), curl (Accept: */*), an app that named its redirect_uri: the envelope, as before.
     for (const [query, headers] of [

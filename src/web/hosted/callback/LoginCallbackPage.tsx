@@ -8,23 +8,31 @@ import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Loading } from '../../ui/feedback/Loading.tsx';
 import { HostedLayout } from '../layout/HostedLayout.tsx';
 import { CodeStep } from '../sign-in/CodeStep.tsx';
-import { takeVerifier } from '../sign-in/sign-in-binding.ts';
+import { backToSignIn } from '../sign-in/returned-refusal.ts';
+import { forgetSignIn, readSignIn } from '../sign-in/sign-in-binding.ts';
 import { useFinishSignIn } from '../sign-in/use-finish-sign-in.ts';
 
 const NOT_THIS_TAB =
   'This sign-in was not started from this browser tab, so it was not completed. If you meant to sign in, start again from the sign-in page.';
 
+const REFUSED = 'The sign-in was refused.';
+
 /**
  * /login/callback: where social and SSO sign-ins come back with `?code=&state=` (swapped once, with the
  * PKCE verifier of the sign-in this tab started, for tokens or the second-factor challenge) or
  * `?error=&error_description=`. A code this tab did not start a sign-in for is never exchanged: it
- * may be someone else's, sent as a link to sign this browser in to their account.
+ * may be someone else's, sent as a link to sign this browser in to their account. A refusal of the
+ * sign-in this tab started goes back to /login, shown beside the form it came from, filled in again.
  */
 export function LoginCallbackPage() {
   const [search] = useSearchParams();
   const [code] = useState(() => search.get('code'));
   const [state] = useState(() => search.get('state'));
   const failure = search.get('error');
+  // The sign-in this tab started for this state, if any (read here, forgotten once below).
+  const [started] = useState(() => readSignIn(state));
+  // A refusal of the sign-in this tab started: the sign-in page it started from.
+  const refusedFrom = failure !== null && !code ? (started?.origin ?? null) : null;
   const navigate = useNavigate();
   const [challenge, setChallenge] = useState<Challenge | null>(null);
   const [restartMessage, setRestartMessage] = useState('');
@@ -37,18 +45,28 @@ export function LoginCallbackPage() {
     },
     onSuccess: (result) => (isChallenge(result) ? setChallenge(result) : finish(result)),
   });
-  const started = useRef(false);
+  const handled = useRef(false);
 
   useEffect(() => {
-    if (started.current || (!code && !failure)) return;
-    started.current = true;
+    if (handled.current || (!code && !failure)) return;
+    handled.current = true;
     // The sign-in this tab started is used once, whatever came back (a code, an error, someone else's code).
-    const verifier = takeVerifier(state);
-    if (!code) return;
+    forgetSignIn();
+    if (!code) {
+      if (refusedFrom) {
+        // Back to the form the person left, with the message beside it (as text, from the history entry).
+        const back = backToSignIn(refusedFrom, search.get('error_description') ?? REFUSED);
+        navigate(back.to, { replace: true, state: back.state });
+      }
+      return;
+    }
     // The code works once: never send it twice, and take it out of the address bar and history.
     navigate('/login/callback', { replace: true });
-    exchange.mutate({ code, verifier });
-  }, [code, state, failure, exchange, navigate]);
+    exchange.mutate({ code, verifier: started?.verifier ?? null });
+  }, [code, failure, refusedFrom, started, search, exchange, navigate]);
+
+  // On its way back to the sign-in form.
+  if (refusedFrom) return null;
 
   if (challenge) {
     return (
@@ -58,7 +76,7 @@ export function LoginCallbackPage() {
     );
   }
 
-  const problem = failure ? (search.get('error_description') ?? 'The sign-in was refused.') : restartMessage;
+  const problem = failure ? (search.get('error_description') ?? REFUSED) : restartMessage;
   if (problem || !code) {
     return (
       <HostedLayout title="Sign-in not completed">

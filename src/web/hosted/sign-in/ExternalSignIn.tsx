@@ -6,17 +6,32 @@ import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Form } from '../../ui/forms/Form.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { FormProblem } from '../../api/errors.ts';
-import { boundStartUrl } from './sign-in-binding.ts';
+import type { ReturnedRefusal } from './returned-refusal.ts';
+import { boundStartUrl, type SignInOrigin } from './sign-in-binding.ts';
 import { serviceOrigin } from './service-origin.ts';
+
+interface ExternalSignInProps {
+  workspaceId: string;
+  /** The sign-in form's email: kept with a provider's sign-in, to be filled in again if it comes back refused. */
+  email: string;
+  /** This tab's social or SSO sign-in that came back refused: its message shown where it started. */
+  refusal: ReturnedRefusal | null;
+}
+
+/** The refusal's message, as a problem the forms show (as text), for the way it started. */
+const refusalProblem = (refusal: ReturnedRefusal | null, via: SignInOrigin['via']) =>
+  refusal?.via === via ? new FormProblem(refusal.message) : null;
 
 /**
  * The workspace's social providers and enterprise single sign-on; both come back to /login/callback,
- * which finishes only a sign-in this tab started (sign-in-binding.ts).
+ * which finishes only a sign-in this tab started (sign-in-binding.ts), and sends a refused one back here.
  */
-export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
-  const [ssoEmail, setSsoEmail] = useState('');
+export function ExternalSignIn({ workspaceId, email, refusal }: ExternalSignInProps) {
+  const [ssoEmail, setSsoEmail] = useState(() => (refusal?.via === 'sso' ? refusal.email : ''));
+  const [ssoOpen, setSsoOpen] = useState(refusal?.via === 'sso');
+  const [ssoError, setSsoError] = useState<unknown>(() => refusalProblem(refusal, 'sso'));
   const [starting, setStarting] = useState<string | null>(null);
-  const [startError, setStartError] = useState<unknown>(null);
+  const [startError, setStartError] = useState<unknown>(() => refusalProblem(refusal, 'social'));
   // Only a whole id is looked up (26 characters after the prefix), not every prefix typed on the way.
   const valid = /^wsp_[0-9a-z]{26}$/.test(workspaceId);
   const providers = useQuery({
@@ -59,10 +74,10 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
   }
 
   /** Leaves for the provider with this tab's PKCE challenge and state on the start URL. */
-  const start = (which: string, startUrl: string) => {
+  const start = (which: string, startUrl: string, origin: SignInOrigin) => {
     let url: string;
     try {
-      url = boundStartUrl(startUrl);
+      url = boundStartUrl(startUrl, origin);
     } catch (error) {
       // sessionStorage refused the entry (storage blocked or full): starting unbound would only be refused at the end.
       console.warn('sign-in: the sign-in could not be remembered', error);
@@ -73,12 +88,14 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
     }
     setStarting(which);
     setStartError(null);
+    setSsoError(null);
     window.location.assign(url);
   };
 
   const startSso = () => {
-    const query = new URLSearchParams({ workspace_id: workspaceId, email: ssoEmail.trim() });
-    start('sso', `/api/v1/auth/sso/start?${query.toString()}`);
+    const address = ssoEmail.trim();
+    const query = new URLSearchParams({ workspace_id: workspaceId, email: address });
+    start('sso', `/api/v1/auth/sso/start?${query.toString()}`, { workspaceId, via: 'sso', email: address });
   };
 
   return (
@@ -94,7 +111,7 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
                 className="button-block"
                 busy={starting === p.provider}
                 disabled={starting !== null}
-                onClick={() => start(p.provider, p.start_url)}
+                onClick={() => start(p.provider, p.start_url, { workspaceId, via: 'social', email })}
               >
                 Continue with {p.display_name}
               </Button>
@@ -103,9 +120,9 @@ export function ExternalSignIn({ workspaceId }: { workspaceId: string }) {
         </ul>
       ) : null}
       <ErrorAlert error={startError} />
-      <details className="sso">
+      <details className="sso" open={ssoOpen} onToggle={(event) => setSsoOpen(event.currentTarget.open)}>
         <summary>Sign in with your company’s single sign-on</summary>
-        <Form label="Single sign-on" onSubmit={startSso} submitLabel="Continue with SSO" busy={starting === 'sso'} error={null}>
+        <Form label="Single sign-on" onSubmit={startSso} submitLabel="Continue with SSO" busy={starting === 'sso'} error={ssoError}>
           <TextField label="Work email" type="email" value={ssoEmail} onChange={setSsoEmail} required autoComplete="email" />
         </Form>
       </details>

@@ -11,12 +11,13 @@ import { TextField } from '../../ui/forms/TextField.tsx';
 interface PasswordStepProps {
   workspaceId: string;
   onWorkspaceChange(workspaceId: string): void;
+  email: string;
+  onEmailChange(email: string): void;
   onResult(result: SignInResult): void;
 }
 
 /** The first step of a sign-in: workspace, email and password. */
-export function PasswordStep({ workspaceId, onWorkspaceChange, onResult }: PasswordStepProps) {
-  const [email, setEmail] = useState('');
+export function PasswordStep({ workspaceId, onWorkspaceChange, email, onEmailChange, onResult }: PasswordStepProps) {
   const [password, setPassword] = useState('');
   const login = useMutation({
     mutationFn: () => inNamedWorkspace(tenantApi(workspaceId.trim()).auth.login.mutate({ email: email.trim(), password })),
@@ -39,7 +40,7 @@ export function PasswordStep({ workspaceId, onWorkspaceChange, onResult }: Passw
         spellCheck={false}
         hint="It starts with wsp_. Your administrator can tell you yours."
       />
-      <TextField label="Email" name="email" type="email" value={email} onChange={setEmail} required autoComplete="username" />
+      <TextField label="Email" name="email" type="email" value={email} onChange={onEmailChange} required autoComplete="username" />
       <TextField
         label="Password"
         name="password"

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Navigate, useSearchParams } from 'react-router';
+import { Navigate, useLocation, useSearchParams } from 'react-router';
 import { isChallenge, type Challenge, type SignInResult } from '../../api/types.ts';
 import { useSession } from '../../session/SessionProvider.tsx';
 import { initialWorkspace } from '../../session/workspace-memory.ts';
@@ -9,13 +9,21 @@ import { CodeStep } from './CodeStep.tsx';
 import { ExternalSignIn } from './ExternalSignIn.tsx';
 import { nextPath } from './next-path.ts';
 import { PasswordStep } from './PasswordStep.tsx';
+import { refusalOf } from './returned-refusal.ts';
 import { useFinishSignIn } from './use-finish-sign-in.ts';
 
-/** /login: the dashboard's own sign-in (applications signing people in use /oauth/authorize's hosted page). */
+/**
+ * /login: the dashboard's own sign-in (applications signing people in use /oauth/authorize's hosted page).
+ * A social or SSO sign-in of this tab that came back refused lands here again (returned-refusal.ts):
+ * its message beside the form it started from, the email filled in as it was.
+ */
 export function SignInPage() {
   const [search] = useSearchParams();
+  const location = useLocation();
   const { signedIn } = useSession();
+  const [refusal] = useState(() => refusalOf(location.state));
   const [workspaceId, setWorkspaceId] = useState(() => initialWorkspace(search));
+  const [email, setEmail] = useState(refusal?.email ?? '');
   const [challenge, setChallenge] = useState<Challenge | null>(null);
   const [restartMessage, setRestartMessage] = useState('');
   const finish = useFinishSignIn();
@@ -47,8 +55,14 @@ export function SignInPage() {
     <HostedLayout title="Sign in" subtitle="Sign in to manage your account and your workspace.">
       {search.get('signed_out') ? <Notice tone="info">You are signed out.</Notice> : null}
       {restartMessage ? <Notice tone="info">{restartMessage}</Notice> : null}
-      <PasswordStep workspaceId={workspaceId} onWorkspaceChange={setWorkspaceId} onResult={onResult} />
-      <ExternalSignIn workspaceId={workspaceId.trim()} />
+      <PasswordStep
+        workspaceId={workspaceId}
+        onWorkspaceChange={setWorkspaceId}
+        email={email}
+        onEmailChange={setEmail}
+        onResult={onResult}
+      />
+      <ExternalSignIn workspaceId={workspaceId.trim()} email={email.trim()} refusal={refusal} />
     </HostedLayout>
   );
 }

@@ -14,10 +14,30 @@ const PENDING_KEY = 'identity.external_sign_in';
 /** The server forgets a sign-in 10 minutes after its start (FLOW_TTL_MS); an older verifier is stale. */
 const PENDING_TTL_MS = 10 * 60 * 1000;
 
+/**
+ * Where the sign-in page was when the sign-in started (never the password): a refusal that comes back
+ * to this tab returns the person to the form as they left it.
+ */
+export interface SignInOrigin {
+  workspaceId: string;
+  /** `sso`: the company SSO form; `social`: a provider's button. */
+  via: 'sso' | 'social';
+  /** For SSO the address that chose the connection; for a provider, what the email field held (maybe nothing). */
+  email: string;
+}
+
 interface PendingSignIn {
   state: string;
   verifier: string;
   startedAt: number;
+  origin?: SignInOrigin;
+}
+
+/** The sign-in this tab started, as the callback finds it. */
+export interface StartedSignIn {
+  verifier: string;
+  /** Null for an entry written before the page kept it. */
+  origin: SignInOrigin | null;
 }
 
 function base64url(bytes: Uint8Array): string {
@@ -41,21 +61,28 @@ export function s256Challenge(verifier: string): string {
 
 /**
  * The provider's start URL (it may already carry `workspace_id`, `redirect_uri`…) with this tab's
- * binding added, after remembering the verifier for the callback.
+ * binding added, after remembering the verifier (and where the page was) for the callback.
  */
 export function boundStartUrl(
   startUrl: string,
+  origin: SignInOrigin,
   storage: Storage = window.sessionStorage,
   now: number = Date.now(),
   base: string = window.location.origin,
 ): string {
-  const pending: PendingSignIn = { state: randomToken(), verifier: randomToken(), startedAt: now };
+  const pending: PendingSignIn = { state: randomToken(), verifier: randomToken(), startedAt: now, origin };
   const url = new URL(startUrl, base);
   url.searchParams.set('code_challenge', s256Challenge(pending.verifier));
   url.searchParams.set('code_challenge_method', 'S256');
   url.searchParams.set('state', pending.state);
   storage.setItem(PENDING_KEY, JSON.stringify(pending));
   return url.href;
+}
+
+function isOrigin(value: unknown): value is SignInOrigin {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.workspaceId === 'string' && (v.via === 'sso' || v.via === 'social') && typeof v.email === 'string';
 }
 
 function isPending(value: unknown): value is PendingSignIn {
@@ -65,12 +92,11 @@ function isPending(value: unknown): value is PendingSignIn {
 }
 
 /**
- * The verifier of the sign-in this tab started, when `state` is the one it came back with and it is
- * recent; null otherwise. Whatever the answer, the stored sign-in is forgotten: it is used once.
+ * The sign-in this tab started, when `state` is the one it came back with and it is recent; null
+ * otherwise. Only reads: `forgetSignIn` ends it (the callback does, whatever came back).
  */
-export function takeVerifier(state: string | null, storage: Storage = window.sessionStorage, now: number = Date.now()): string | null {
+export function readSignIn(state: string | null, storage: Storage = window.sessionStorage, now: number = Date.now()): StartedSignIn | null {
   const stored = storage.getItem(PENDING_KEY);
-  storage.removeItem(PENDING_KEY);
   if (stored === null || state === null) return null;
   let pending: unknown;
   try {
@@ -81,5 +107,10 @@ export function takeVerifier(state: string | null, storage: Storage = window.ses
   }
   if (!isPending(pending) || pending.state !== state) return null;
   if (now - pending.startedAt > PENDING_TTL_MS) return null;
-  return pending.verifier;
+  return { verifier: pending.verifier, origin: isOrigin(pending.origin) ? pending.origin : null };
+}
+
+/** Ends the sign-in this tab started: it is used once. */
+export function forgetSignIn(storage: Storage = window.sessionStorage): void {
+  storage.removeItem(PENDING_KEY);
 }
