@@ -38,6 +38,7 @@ import { Migration20261202140000_external_sign_in_sweep_index } from './Migratio
 import { Migration20261202150000_portal_link_sweep_index } from './Migration20261202150000_portal_link_sweep_index.ts';
 import { Migration20261203000000_signing_key_revocation } from './Migration20261203000000_signing_key_revocation.ts';
 import { Migration20261203010000_user_counts } from './Migration20261203010000_user_counts.ts';
+import { Migration20261204000000_retire_stuck_invitations } from './Migration20261204000000_retire_stuck_invitations.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -83,4 +84,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261202150000_portal_link_sweep_index', class: Migration20261202150000_portal_link_sweep_index },
   { name: 'Migration20261203000000_signing_key_revocation', class: Migration20261203000000_signing_key_revocation },
   { name: 'Migration20261203010000_user_counts', class: Migration20261203010000_user_counts },
+  { name: 'Migration20261204000000_retire_stuck_invitations', class: Migration20261204000000_retire_stuck_invitations },
 ];

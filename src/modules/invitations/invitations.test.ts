@@ -5,6 +5,7 @@ import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { linkTokenIn, MailSink } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { Migration20261204000000_retire_stuck_invitations } from '../../db/migrations/Migration20261204000000_retire_stuck_invitations.ts';
 
 describe('invitations', () => {
   let app: TestApp;
@@ -155,6 +156,77 @@ describe('invitations', () => {
     // Once the user is gone, the address can be invited again.
     expect((await call(app, 'DELETE', `/api/v1/users/${user.body.data.id}`, { token: ws.apiKey })).status).toBe(200);
     expect((await invite({ email: other })).status).toBe(201);
+  });
+
+  it('retires, once, the invitations earlier versions left pending after their address got a user of the workspace (a migration), by the system', async () => {
+    const connection = app.deps.orm.em.getConnection();
+    const other = await createWorkspace(app);
+    // A user given an invited address by SQL: what an earlier version's create or update left behind.
+    const userTaking = async (workspace: TestWorkspace, email: string) => {
+      const made = await call(app, 'POST', '/api/v1/users', {
+        token: workspace.apiKey,
+        body: { email: uniqueEmail('placeholder'), password: 'stuck passphrase' },
+      });
+      await connection.execute('update users set email = ? where id = ?', [email, made.body.data.id]);
+      return made.body.data.id as string;
+    };
+    const invited = async (workspace: TestWorkspace, email: string) =>
+      (await call(app, 'POST', '/api/v1/invitations', { token: workspace.apiKey, body: { email } })).body.data.id as string;
+
+    const [taken, lapsed, free, elsewhere] = ['stuck', 'stuck-lapsed', 'no-user', 'user-elsewhere'].map((label) => uniqueEmail(label));
+    const stuck = await invited(ws, taken as string);
+    const stuckUser = await userTaking(ws, taken as string);
+    const stuckLapsed = await invited(ws, lapsed as string);
+    await userTaking(ws, lapsed as string);
+    await connection.execute(`update invitations set expires_at = now() - interval '1 day' where id = ?`, [stuckLapsed]);
+    const noUser = await invited(ws, free as string);
+    // The same address invited in another workspace, whose user is only in the first one.
+    const otherInvitation = await invited(other, taken as string);
+    // An address whose user lives in another workspace only.
+    const userElsewhere = await invited(ws, elsewhere as string);
+    await userTaking(other, elsewhere as string);
+    const status = async (workspace: TestWorkspace, id: string) =>
+      (await call(app, 'GET', `/api/v1/invitations/${id}`, { token: workspace.apiKey })).body.data.status;
+    expect(await status(ws, stuck)).toBe('pending');
+
+    const revocations = async (workspace: TestWorkspace) =>
+      (await call(app, 'GET', '/api/v1/audit/events/?event_type=invitation.revoke&per_page=100', { token: workspace.apiKey })).body.data;
+    const migrate = async () => {
+      const migration = new Migration20261204000000_retire_stuck_invitations(app.deps.orm.em.getDriver(), app.deps.orm.config);
+      await migration.up();
+      for (const query of migration.getQueries()) await connection.execute(query as string);
+    };
+    await migrate();
+
+    expect(await status(ws, stuck)).toBe('revoked');
+    const pending = await call(app, 'GET', '/api/v1/invitations?status=pending&per_page=100', { token: ws.apiKey });
+    expect(pending.body.data.map((i: { id: string }) => i.id)).not.toContain(stuck);
+    expect(await status(ws, stuckLapsed)).toBe('expired');
+    expect(await status(ws, noUser)).toBe('pending');
+    expect(await status(ws, userElsewhere)).toBe('pending');
+    expect(await status(other, otherInvitation)).toBe('pending');
+    const audited = (await revocations(ws)).filter((e: { target: { id: string } }) =>
+      [stuck, stuckLapsed, noUser, userElsewhere].includes(e.target.id),
+    );
+    expect(audited).toHaveLength(1);
+    expect(audited[0]).toMatchObject({
+      event_type: 'invitation.revoke',
+      outcome: 'success',
+      actor: { type: 'system', id: null },
+      target: { type: 'invitation', id: stuck },
+      details: { reason: 'user_exists', user_id: stuckUser },
+    });
+    expect((await call(app, 'GET', `/api/v1/audit/events/${audited[0].id}`, { token: ws.apiKey })).status).toBe(200);
+    expect((await revocations(other)).map((e: { target: { id: string } }) => e.target.id)).not.toContain(otherInvitation);
+    // The retired invitation answers as one the live path retired; the others still work.
+    const resent = await call(app, 'POST', `/api/v1/invitations/${stuck}/resend`, { token: ws.apiKey });
+    expect([resent.status, resent.body.error?.code]).toEqual([409, 'CONFLICT']);
+    expect((await call(app, 'POST', `/api/v1/invitations/${otherInvitation}/resend`, { token: other.apiKey })).status).toBe(200);
+
+    // A second run finds nothing left to retire.
+    const before = (await revocations(ws)).length;
+    await migrate();
+    expect((await revocations(ws)).length).toBe(before);
   });
 
   it('counts acceptances per IP on their own: ten a minute, and the password endpoints keep theirs', async () => {

@@ -143,17 +143,68 @@ export async function askProvider<T>(origin: string, run: () => Promise<T>): Pro
   }
 }
 
-/** Discovery at sign-in: a provider that cannot be reached, or answers nonsense, is a 503 to retry, not a 500. */
+/**
+ * The identity provider's configuration is wrong, so waiting will not help: its discovery document is
+ * missing (a 4xx), not a JSON object, lacks the authorization or token endpoint, or names another issuer
+ * than the one configured (often the issuer typed into the provider's settings is not quite the
+ * provider's). A 500 that names the issuer and the problem, without `Retry-After`; on a callback the app
+ * hears RFC 6749's `server_error` with that description.
+ */
+export class ProviderMisconfigured extends AppError {
+  constructor(issuer: string, problem: string, cause?: unknown) {
+    super(
+      'INTERNAL',
+      `The identity provider with issuer ${issuer} is misconfigured: ${problem}. Correct the issuer in the sign-in settings or the provider's configuration; retrying will not help`,
+      { cause },
+    );
+  }
+}
+
+/** What a discovery failure that is not an outage says is wrong with the document, for the provider's admin. */
+function discoveryProblem(error: unknown): string {
+  const { code, cause } = error as { code?: unknown; cause?: unknown };
+  const where = 'its discovery document (/.well-known/openid-configuration)';
+  if (cause instanceof Response && cause.status !== 200) return `${where} answered HTTP ${cause.status}`;
+  if (code === 'OAUTH_RESPONSE_IS_NOT_JSON' || code === 'OAUTH_PARSE_ERROR' || code === 'OAUTH_INVALID_RESPONSE') {
+    return `${where} is not a JSON object`;
+  }
+  if (code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') {
+    const named = (cause as { body?: { issuer?: unknown } } | undefined)?.body?.issuer;
+    return `${where} names another issuer${typeof named === 'string' ? ` (${JSON.stringify(named.slice(0, 200))})` : ''}`;
+  }
+  return `${where} could not be used (${error instanceof Error ? error.message : String(error)})`;
+}
+
+/** The endpoints a sign-in needs that the document does not name, as a problem; null when it names both. */
+function missingEndpoints(metadata: client.ServerMetadata): string | null {
+  const missing = (['authorization_endpoint', 'token_endpoint'] as const).filter((name) => typeof metadata[name] !== 'string');
+  return missing.length === 0 ? null : `its discovery document has no ${missing.join(' or ')}`;
+}
+
+/**
+ * Discovery at sign-in. A provider that cannot be reached, answers 5xx or 429, or does not answer in
+ * time is down: a 503 to retry. A document that answers but is wrong is a misconfiguration: a 500 that
+ * says what is wrong (`ProviderMisconfigured`), never "try again later".
+ */
 async function discover(issuer: URL, clientId: string, clientSecret: string, options: RpOptions): Promise<client.Configuration> {
+  const named = issuer.pathname === '/' ? issuer.origin : issuer.href;
+  let config: client.Configuration;
   try {
-    return await client.discovery(issuer, clientId, clientSecret, undefined, {
+    config = await client.discovery(issuer, clientId, clientSecret, undefined, {
       execute: options.allowInsecure ? [client.allowInsecureRequests] : [],
       timeout: 5,
       [client.customFetch]: fetchFor(options),
     });
   } catch (error) {
-    throw privateTargetIn(error) ?? new ProviderUnavailable(issuer.origin, error);
+    const refused = privateTargetIn(error);
+    if (refused) throw refused;
+    const { cause } = error as { cause?: unknown };
+    if (isProviderDown(error) || (cause instanceof Response && cause.status === 429)) throw new ProviderUnavailable(issuer.origin, error);
+    throw new ProviderMisconfigured(named, discoveryProblem(error), error);
   }
+  const problem = missingEndpoints(config.serverMetadata());
+  if (problem) throw new ProviderMisconfigured(named, problem);
+  return config;
 }
 
 /**

@@ -24,9 +24,16 @@ const BAD_REQUEST = error('BAD_REQUEST: no workspace named, a redirect_uri that 
 const INVALID_TOKEN = error('INVALID_TOKEN: no workspace_id or X-Tenant-ID, and the credential sent to name the workspace is not valid');
 const NOT_FOUND = error('NOT_FOUND: no such workspace, or the provider or organization does not sign in there');
 
+const PROVIDER_MISCONFIGURED = error(
+  'INTERNAL: the OpenID provider’s discovery document is wrong (missing, not JSON, without an authorization or token endpoint, another issuer); the message names the issuer and the problem; no Retry-After, retrying will not help',
+);
+const PROVIDER_DOWN = error(
+  'UNAVAILABLE: the identity provider cannot be reached, answers 5xx or 429, or does not answer in time; Retry-After',
+);
+
 const STATE_UNKNOWN = error('INVALID_TOKEN: the state names no sign-in in flight (unknown, expired or already completed)');
 const RESULT_REDIRECT =
-  'To redirect_uri with code, or with error (access_denied; temporarily_unavailable when the identity provider is down) and error_description; then the app’s state, if it sent one';
+  'To redirect_uri with code, or with error (access_denied; temporarily_unavailable when the identity provider is down; server_error when its discovery document is wrong, the description naming the problem) and error_description; then the app’s state, if it sent one';
 const organizationParam = param('organizationId', 'path', 'The organization (org_…)');
 
 const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID, or a credential of the workspace)');
@@ -64,11 +71,13 @@ export function browserSignInPaths(): Record<string, Json> {
           '302': { description: 'To the provider’s authorization page' },
           '303': {
             description:
-              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description (and the state, when it is a valid one), in place of the 4xx',
+              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description (and the state, when it is a valid one), in place of the error answer',
           },
           '400': BAD_REQUEST,
           '401': INVALID_TOKEN,
           '404': NOT_FOUND,
+          '500': PROVIDER_MISCONFIGURED,
+          '503': PROVIDER_DOWN,
         },
       },
     },
@@ -171,11 +180,13 @@ export function browserSignInPaths(): Record<string, Json> {
           '302': { description: 'To the organization’s identity provider' },
           '303': {
             description:
-              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description (and the state, when it is a valid one), in place of the 4xx',
+              'Only for a browser navigation (Sec-Fetch-Mode: navigate, or an Accept preferring text/html) without redirect_uri that fails before leaving: to BASE_URL/login/callback with error and error_description (and the state, when it is a valid one), in place of the error answer',
           },
           '400': BAD_REQUEST,
           '401': INVALID_TOKEN,
           '404': NOT_FOUND,
+          '500': PROVIDER_MISCONFIGURED,
+          '503': PROVIDER_DOWN,
         },
       },
     },

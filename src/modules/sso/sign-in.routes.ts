@@ -29,6 +29,7 @@ import {
 import {
   authorizationRequest,
   providerConfiguration,
+  ProviderMisconfigured,
   ProviderUnavailable,
   redeemCode,
   rpOptions,
@@ -229,11 +230,18 @@ async function finish(
     const refusal = appError instanceof ProviderRefusal ? appError : undefined;
     // Down (unreachable, 5xx, no answer in time) is not a refusal: RFC 6749's temporarily_unavailable, to retry.
     const unavailable = appError instanceof ProviderUnavailable;
-    if (internal || unavailable) {
+    // A wrong discovery document will not mend itself: server_error, saying what is wrong.
+    const misconfigured = appError instanceof ProviderMisconfigured;
+    if (internal || unavailable || misconfigured) {
       const cause = unavailable ? appError.cause : error;
-      deps.log.warn(unavailable ? 'external sign-in: the identity provider is down' : 'external sign-in refused', {
-        error: cause instanceof Error ? cause.message : String(cause),
-      });
+      deps.log.warn(
+        unavailable
+          ? 'external sign-in: the identity provider is down'
+          : misconfigured
+            ? 'external sign-in: the identity provider is misconfigured'
+            : 'external sign-in refused',
+        { error: cause instanceof Error ? cause.message : String(cause) },
+      );
     }
     const failure = em.fork();
     failure.setFilterParams(TENANT_FILTER, { workspaceId: flow.workspaceId });
@@ -245,7 +253,15 @@ async function finish(
         details: {
           method: flow.kind,
           via: flow.flow.source,
-          reason: refusal ? 'provider_refused' : unavailable ? 'provider_unavailable' : internal ? 'provider_error' : appError.appCode,
+          reason: refusal
+            ? 'provider_refused'
+            : unavailable
+              ? 'provider_unavailable'
+              : misconfigured
+                ? 'provider_misconfigured'
+                : internal
+                  ? 'provider_error'
+                  : appError.appCode,
           ...(refusal ? { provider_error: refusal.providerError } : {}),
         },
       },
@@ -256,7 +272,7 @@ async function finish(
       resultRedirect(
         flow.redirectUri,
         {
-          error: refusal?.oauthError ?? (unavailable ? 'temporarily_unavailable' : 'access_denied'),
+          error: refusal?.oauthError ?? (unavailable ? 'temporarily_unavailable' : misconfigured ? 'server_error' : 'access_denied'),
           error_description: unavailable
             ? UNAVAILABLE_DESCRIPTION
             : internal

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn, someIp } from '../../../test/helpers/auth.ts';
 import { call as send, type CallOptions } from '../../../test/helpers/http.ts';
+import { startFakeDiscovery, type DiscoveryFault } from '../../../test/helpers/fake-discovery.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -702,6 +703,82 @@ describe('social sign-in through a generic OpenID provider', () => {
     }
   });
 
+  it('answers a provider whose discovery document is wrong as misconfigured (500 naming it, no Retry-After; server_error to the app and the dashboard); an outage stays 503', async () => {
+    const fake = await startFakeDiscovery();
+    try {
+      const own = await createWorkspace(app, 'Misconfigured provider');
+      let clients = 0;
+      // Each time another client id: discovery is kept per issuer and client once it has worked.
+      const configure = async () => {
+        clients += 1;
+        const put = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+          token: own.apiKey,
+          body: { client_id: `misconfigured-${clients}`, client_secret: 's', issuer: fake.issuer },
+        });
+        expect(put.status).toBeLessThan(300);
+      };
+      const start = () => call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}&state=app-3`);
+      const wrong: [DiscoveryFault, RegExp][] = [
+        ['not_found', /HTTP 404/],
+        ['not_json', /not a JSON object/],
+        ['no_authorization_endpoint', /authorization_endpoint/],
+        ['no_token_endpoint', /token_endpoint/],
+        ['other_issuer', /another issuer/],
+      ];
+      for (const [fault, problem] of wrong) {
+        fake.fault = fault;
+        await configure();
+        const res = await start();
+        expect([res.status, res.body.error?.code, res.headers.get('retry-after')], fault).toEqual([500, 'INTERNAL', null]);
+        expect(res.body.error.message, fault).toContain(fake.issuer);
+        expect(res.body.error.message, fault).toMatch(problem);
+      }
+      for (const fault of ['down', 'rate_limited'] as const) {
+        fake.fault = fault;
+        await configure();
+        const res = await start();
+        expect([res.status, res.body.error?.code, res.headers.get('retry-after')], fault).toEqual([503, 'UNAVAILABLE', '30']);
+      }
+      // A start the dashboard navigated to: its /login/callback hears server_error and the problem.
+      fake.fault = 'not_found';
+      // node:http, not fetch: fetch sends Sec-Fetch-Mode: cors whatever it is given.
+      const navigated = await new Promise<{ status: number; location: string }>((resolve, reject) => {
+        const path = `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}`;
+        const headers = { 'x-forwarded-for': someIp(), 'sec-fetch-mode': 'navigate', accept: 'text/html' };
+        request(`${app.url}${path}`, { headers }, (res) => {
+          res.resume().on('end', () => resolve({ status: res.statusCode as number, location: res.headers.location ?? '' }));
+        })
+          .on('error', reject)
+          .end();
+      });
+      expect(navigated.status).toBe(303);
+      const shown = new URL(navigated.location).searchParams;
+      expect(shown.get('error')).toBe('server_error');
+      expect(shown.get('error_description')).toMatch(/HTTP 404/);
+
+      // Discovery that goes wrong between the start and the callback: the app hears server_error.
+      fake.fault = 'none';
+      await configure();
+      const started = await start();
+      expect(started.status, JSON.stringify(started.body)).toBe(302);
+      const state = new URL(started.headers.get('location') as string).searchParams.get('state') as string;
+      fake.fault = 'other_issuer';
+      await configure();
+      const back = await call(app, 'GET', `/api/v1/auth/oauth/oidc/callback?code=provider-code&state=${encodeURIComponent(state)}`);
+      expect(back.status).toBe(303);
+      const result = new URL(back.headers.get('location') as string).searchParams;
+      expect([result.get('error'), result.get('state')]).toEqual(['server_error', 'app-3']);
+      expect(result.get('error_description')).toContain(fake.issuer);
+      expect(result.get('error_description')).toMatch(/another issuer/);
+      const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', {
+        token: own.apiKey,
+      });
+      expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason)).toEqual(['provider_misconfigured']);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('limits social sign-in calls to 30 per minute per IP', async () => {
     const ip = someIp();
     const statuses: number[] = [];
@@ -828,9 +905,10 @@ describe('identity providers at loopback and private addresses, ALLOW_PRIVATE_ID
     expect([start.status, start.body.error.code]).toEqual([400, 'BAD_REQUEST']);
     expect(start.body.error.message).toMatch(/loopback, private/);
     expect(requests).toBe(0);
-    // The deployment that allows them does call it (and finds no OpenID configuration there).
+    // The deployment that allows them does call it (and finds no OpenID configuration there: a 404,
+    // which is the configuration's fault, not an outage).
     const allowed = await call(lenient, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${ws.id}`);
-    expect(allowed.status).toBe(503);
+    expect([allowed.status, allowed.body.error.code]).toEqual([500, 'INTERNAL']);
     expect(requests).toBeGreaterThan(0);
   });
 });

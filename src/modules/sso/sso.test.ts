@@ -7,6 +7,7 @@ import { login, someIp } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { toldEvents } from '../../../test/helpers/events.ts';
 import { fixtureKey, idpMetadataXml, samlResponseXml, signSamlXml, toBase64 } from '../../../test/helpers/saml.ts';
+import { startFakeDiscovery } from '../../../test/helpers/fake-discovery.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -310,6 +311,57 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     } finally {
       down.closeAllConnections();
       await new Promise<void>((resolve) => down.close(() => resolve()));
+    }
+  });
+
+  it('answers an organization’s IdP whose discovery document went wrong as misconfigured: 500 at the start (no Retry-After), server_error to the app; an outage stays 503', async () => {
+    const fake = await startFakeDiscovery();
+    try {
+      const org = await organization('Broken IdP', 'broken-idp.example');
+      // The portal tests the issuer before it saves, so the document goes wrong after.
+      const save = async (clientId: string) => {
+        const saved = await postForm('/portal/sso/oidc', await openPortal(org), {
+          issuer: fake.issuer,
+          client_id: clientId,
+          client_secret: 'broken-secret',
+        });
+        expect(saved.status).toBe(200);
+      };
+      const start = () =>
+        call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=jo@broken-idp.example&state=app-4`, {
+          headers: { 'x-forwarded-for': someIp() },
+        });
+      await save('broken-1');
+      fake.fault = 'not_json';
+      const refused = await start();
+      expect([refused.status, refused.body.error?.code, refused.headers.get('retry-after')]).toEqual([500, 'INTERNAL', null]);
+      expect(refused.body.error.message).toContain(fake.issuer);
+      expect(refused.body.error.message).toMatch(/not a JSON object/);
+
+      fake.fault = 'none';
+      const started = await start();
+      expect(started.status).toBe(302);
+      const state = new URL(started.headers.get('location') as string).searchParams.get('state') as string;
+      // Another client id, so the callback reads discovery again rather than the start's.
+      await save('broken-2');
+      fake.fault = 'no_token_endpoint';
+      const back = await call(app, 'GET', `/api/v1/auth/sso/oidc/callback?code=c&state=${encodeURIComponent(state)}`, {
+        headers: { 'x-forwarded-for': someIp() },
+      });
+      expect(back.status).toBe(303);
+      const result = new URL(back.headers.get('location') as string).searchParams;
+      expect([result.get('error'), result.get('state')]).toEqual(['server_error', 'app-4']);
+      expect(result.get('error_description')).toMatch(/token_endpoint/);
+      const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', {
+        token: ws.apiKey,
+      });
+      expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason)).toContain('provider_misconfigured');
+
+      fake.fault = 'down';
+      const down = await start();
+      expect([down.status, down.body.error?.code, down.headers.get('retry-after')]).toEqual([503, 'UNAVAILABLE', '30']);
+    } finally {
+      await fake.close();
     }
   });
 
