@@ -156,13 +156,14 @@ interface WorkspacePage {
 }
 
 /**
- * One statement, one snapshot: the total (`walk`), and the page's ids from the index alone
- * (`array(…)`: a plan that cannot turn into a join over the table, whatever the generic plan guesses
- * of its limit), then only those rows, left-joined to the total so a page past the end still answers
- * it (one row, no user). Of the two walks only one runs: `from_end` names no column of a table, so
- * each walk's condition on it is a one-time filter and the other walk is never executed. From the
- * far end, the page's rows are the `least(limit, total - offset)` after the `total - offset - limit`
- * oldest; the final order puts them back newest first.
+ * One statement, one snapshot: the total (a materialized CTE: inlined, it was computed once for
+ * each column of `walk` that reads it), which end to walk from (`walk`), and the page's ids from the
+ * index alone (`array(…)`: a plan that cannot turn into a join over the table, whatever the generic
+ * plan guesses of its limit), then only those rows, left-joined to the total so a page past the end
+ * still answers it (one row, no user). Of the two walks only one runs: `from_end` names no column of
+ * a table, so each walk's condition on it is a one-time filter and the other walk is never executed.
+ * From the far end, the page's rows are the `least(limit, total - offset)` after the
+ * `total - offset - limit` oldest; the final order puts them back newest first.
  */
 function workspacePage(status: UserStatus | 'any'): WorkspacePage {
   const shown = SHOWN_AS[status];
