@@ -90,7 +90,10 @@ export async function createUser(scope: AuditScope, input: CreateUserInput, now:
  * Without `q` the matches can be the whole workspace: the total is read from `user_counts` (kept
  * exact by triggers on `users`, Migration20261203010000_user_counts) instead of counted, and the page
  * picks its ids from an index first and then reads only those rows, so the rows an offset skips are
- * never fetched nor their columns computed.
+ * never fetched nor their columns computed. An offset still walks the index entries it skips, so a
+ * page in the second half walks from the far end (oldest first, `total - offset - limit` entries
+ * skipped) and is put back in the list's order: no page walks more than half the list. Total and
+ * page are one statement, so the far-end offset comes from the count of the very rows the walk sees.
  */
 interface SearchStatements {
   page: Statement;
@@ -132,6 +135,20 @@ const SHOWN_AS: Record<UserStatus | 'any', string | null> = {
   deactivated: `users.status = 'deactivated'`,
 };
 
+/**
+ * A status's total at the time $2, from the counts by stored status and the lapsed locks (stored
+ * `locked`, shown `active`), in the terms of SHOWN_AS.
+ */
+const stored = (status: UserStatus | 'any') =>
+  `coalesce((select sum(n) from user_counts where workspace_id = $1${status === 'any' ? '' : ` and status = '${status}'`}), 0)`;
+const LAPSED = `(select count(*) from users where workspace_id = $1 and status = 'locked' and locked_until <= $2::timestamptz)`;
+const TOTAL_OF: Record<UserStatus | 'any', string> = {
+  any: stored('any'),
+  active: `${stored('active')} + ${LAPSED}`,
+  locked: `${stored('locked')} - ${LAPSED}`,
+  deactivated: stored('deactivated'),
+};
+
 interface WorkspacePage {
   page: Statement;
   /** Whether the page takes the time ($2) before its limit and offset. */
@@ -139,19 +156,37 @@ interface WorkspacePage {
 }
 
 /**
- * The page's ids come first, from the index alone (`array(…)`: a plan that cannot turn into a join
- * over the table, whatever the generic plan guesses of its limit), then only those rows are read.
+ * One statement, one snapshot: the total (a materialized CTE: inlined, it was computed once for
+ * each column of `walk` that reads it), which end to walk from (`walk`), and the page's ids from the
+ * index alone (`array(…)`: a plan that cannot turn into a join over the table, whatever the generic
+ * plan guesses of its limit), then only those rows, left-joined to the total so a page past the end
+ * still answers it (one row, no user). Of the two walks only one runs: `from_end` names no column of
+ * a table, so each walk's condition on it is a one-time filter and the other walk is never executed.
+ * From the far end, the page's rows are the `least(limit, total - offset)` after the
+ * `total - offset - limit` oldest; the final order puts them back newest first.
  */
 function workspacePage(status: UserStatus | 'any'): WorkspacePage {
   const shown = SHOWN_AS[status];
-  const takesNow = shown?.includes('$2') ?? false;
+  const takesNow = TOTAL_OF[status].includes('$2') || (shown?.includes('$2') ?? false);
   const n = takesNow ? 2 : 1;
-  const ids = `select users.id from users where users.workspace_id = $1${shown ? ` and ${shown}` : ''}
-    order by users.id desc limit $${n + 1} offset $${n + 2}`;
+  const [limit, offset] = [`$${n + 1}::bigint`, `$${n + 2}::bigint`];
+  const from = `from users where users.workspace_id = $1${shown ? ` and ${shown}` : ''}`;
+  const walks = `(select users.id ${from} and not (select from_end from walk)
+      order by users.id desc limit ${limit} offset ${offset})
+    union all
+    (select users.id ${from} and (select from_end from walk)
+      order by users.id asc limit (select far_limit from walk) offset (select far_offset from walk))`;
   return {
     page: {
       name: `users_list${status === 'any' ? '' : `_${status}`}`,
-      text: `select ${USER_COLUMNS} from users where users.id = any(array(${ids})) order by users.id desc`,
+      text: `with total as materialized (select (${TOTAL_OF[status]})::int as n),
+        walk as (select n, 2 * ${offset} + ${limit} > n as from_end,
+                        greatest(least(${limit}, n - ${offset}), 0) as far_limit,
+                        greatest(n - ${offset} - ${limit}, 0) as far_offset
+                   from total)
+        select walk.n as total, ${USER_COLUMNS}
+          from walk left join users on users.id = any(array(${walks}))
+         order by users.id desc`,
     },
     takesNow,
   };
@@ -159,19 +194,10 @@ function workspacePage(status: UserStatus | 'any'): WorkspacePage {
 
 const WORKSPACE_PAGES = new Map((['any', ...USER_STATUSES] as const).map((status) => [status, workspacePage(status)]));
 
-const WORKSPACE_TOTAL: Statement = {
-  name: 'users_list_count',
-  text: 'select coalesce(sum(n), 0)::int as total from user_counts where workspace_id = $1',
-};
+/** A row of a workspace page: a user with the total, or only the total when the page is past the end. */
+type PageRow = { total: number } & (UserRow | { [K in keyof UserRow]: null });
 
-/** The total of a status at the time $3, from the counts by stored status and the lapsed locks. */
-const STATUS_TOTAL: Statement = {
-  name: 'users_list_status_count',
-  text: `select (coalesce((select sum(n) from user_counts where workspace_id = $1 and status = $2::text), 0)
-      + case $2::text when 'active' then lapsed.n when 'locked' then -lapsed.n else 0 end)::int as total
-    from (select count(*) as n from users
-           where workspace_id = $1 and status = 'locked' and locked_until <= $3::timestamptz) lapsed`,
-};
+const isUserRow = (row: PageRow): row is { total: number } & UserRow => row.id !== null;
 
 async function countUsers(orm: MikroORM, statement: Statement, params: unknown[]): Promise<number> {
   const [row] = await runStatement<{ total: number }>(orm, statement, params);
@@ -194,13 +220,10 @@ export async function listUsers(orm: MikroORM, workspaceId: string, query: ListU
     );
   }
   const { page, takesNow } = WORKSPACE_PAGES.get(query.status ?? 'any') as WorkspacePage;
-  const [rows, total] = await Promise.all([
-    runStatement<UserRow>(orm, page, [workspaceId, ...(takesNow ? [at] : []), limit, offset]),
-    query.status ? countUsers(orm, STATUS_TOTAL, [workspaceId, query.status, at]) : countUsers(orm, WORKSPACE_TOTAL, [workspaceId]),
-  ]);
+  const rows = await runStatement<PageRow>(orm, page, [workspaceId, ...(takesNow ? [at] : []), limit, offset]);
   return toPage(
-    rows.map((row) => userRowToView(row, now)),
-    total,
+    rows.filter(isUserRow).map((row) => userRowToView(row, now)),
+    rows[0]?.total ?? 0,
     query,
   );
 }
