@@ -271,10 +271,13 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).waitFor();
     expect(await pending(page)).toBeNull();
 
-    // The same link again: this tab's sign-in is used up, so it is no refusal of its own and stays where it landed.
+    // The same link again: this tab's sign-in is used up, so it is no refusal of its own and stays where
+    // it landed, without the link's text (anyone can send one, saying anything).
     await page.goto(refusal);
     await page.getByRole('heading', { level: 1, name: 'Sign-in not completed', exact: true }).waitFor();
-    expect(await page.getByRole('alert').textContent()).toBe(message);
+    expect(await page.getByRole('alert').textContent()).toMatch(
+      /^A sign-in came back refused, but it was not started from this browser tab/,
+    );
     await page.getByRole('link', { name: 'Back to sign-in', exact: true }).waitFor();
     await page.close();
   });
@@ -346,10 +349,16 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await page.close();
   });
 
-  it('still shows the provider’s refusal, and says so when nothing came back', async () => {
+  it('shows no text a link brings with a refusal the tab did not start (another site’s words as ours), and says so when nothing came back', async () => {
     const page = await chromium.newPage();
-    await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent('You cancelled the sign-in.')}`);
-    await page.getByRole('alert').filter({ hasText: 'You cancelled the sign-in.' }).waitFor();
+    const phishing = 'Your account is suspended. Call +1 555 0100 to restore it.';
+    await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent(phishing)}&state=made-up`);
+    const alert = page.getByRole('alert');
+    await alert.filter({ hasText: 'not started from this browser tab' }).waitFor();
+    expect(await alert.textContent()).not.toContain(phishing);
+    await page.goto(`${base}/login/callback?error=access_denied&error_description=${encodeURIComponent(phishing)}`);
+    await alert.filter({ hasText: 'not started from this browser tab' }).waitFor();
+    expect(await page.content()).not.toContain('Call +1 555 0100');
     await page.goto(`${base}/login/callback`);
     await page.getByRole('alert').filter({ hasText: 'no sign-in came back to it' }).waitFor();
     expect(chromium.problems).toEqual([]);

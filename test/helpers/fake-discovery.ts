@@ -16,13 +16,13 @@ export interface FakeDiscovery {
 }
 
 /**
- * An OpenID provider that serves only its discovery document, as `fault` says; every other path
+ * An OpenID provider that serves only its discovery document (under any issuer path), as `fault` says; every other path
  * answers 503 (the tests using it never get past discovery, or do not need to).
  */
 export async function startFakeDiscovery(): Promise<FakeDiscovery> {
   const fake: FakeDiscovery = { issuer: '', fault: 'none', close: async () => undefined };
   const server: Server = createServer((req, res) => {
-    if (req.url !== '/.well-known/openid-configuration') return void res.writeHead(503).end('down for maintenance');
+    if (!req.url?.endsWith('/.well-known/openid-configuration')) return void res.writeHead(503).end('down for maintenance');
     const document: Record<string, unknown> = {
       issuer: fake.fault === 'other_issuer' ? `${fake.issuer}/tenant` : fake.issuer,
       authorization_endpoint: `${fake.issuer}/authorize`,

@@ -20,6 +20,7 @@ import { Invitation, type InvitationStatus } from './invitation.entity.ts';
 import type { InvitationView } from './invitations.schema.ts';
 import { emitEvent } from '../events/events.ts';
 import { takenConflict } from '../../core/conflicts.ts';
+import { lockAddress } from './retire.ts';
 
 export const INVITATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -102,6 +103,8 @@ export async function createInvitation(
   const { em } = scope;
   const role = await findRole(em, input.role_id || 'member');
   assertMayGrant(principal, role);
+  // One at a time with a user getting the address, which retires its pending invitation (retire.ts).
+  await lockAddress(em, scope.workspaceId, input.email);
   await assertNoUserWith(em, input.email, 'email');
   // A pending invitation past its date no longer blocks a new one.
   await em.nativeUpdate(Invitation, { email: input.email, status: 'pending', expiresAt: { $lte: now } }, { status: 'expired' });

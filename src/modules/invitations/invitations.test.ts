@@ -1,4 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { ormOptions } from '../../db/orm-config.ts';
+import { testDatabaseUrl } from '../../../test/helpers/database.ts';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
 import { whileHashesWait } from '../../../test/helpers/hashing.ts';
@@ -121,6 +124,55 @@ describe('invitations', () => {
     const accepted = await accept({ token, password: 'invited over there' });
     expect([accepted.status, accepted.body.data.user.email]).toEqual([200, email]);
   });
+
+  /**
+   * An invitation and a user of one address created at once: the invitation, past its check that no
+   * user has the address, is held at its insert (a pending row of the address in an open transaction
+   * of the test's); the user is created meanwhile. Whatever the order, the address must not end with a
+   * user and a pending invitation. PostgreSQL only (the embedded database takes one connection).
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'never leaves an invitation pending beside a user of its address when both are created at once',
+    async () => {
+      const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
+      try {
+        const email = uniqueEmail('invited-and-created');
+        const held = orm.em.fork();
+        await held.begin();
+        const [member] = await held.execute<{ id: string }[]>(`select id from roles where workspace_id = ? and key = 'member'`, [ws.id]);
+        await held.execute(
+          `insert into invitations (id, workspace_id, email, role_id, status, token_hash, created_at, expires_at, last_sent_at)
+           values (?, ?, ?, ?, 'pending', ?, now(), now() + interval '1 day', now())`,
+          [`inv_held${process.pid}`, ws.id, email, member?.id, `held-${email}`],
+        );
+        const waiting = async () => {
+          const [row] = await orm.em.fork().execute<{ n: number }[]>(
+            `select count(distinct l.pid)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
+               where not l.granted and a.datname = current_database()`,
+          );
+          return row?.n ?? 0;
+        };
+        const until = async (done: () => Promise<boolean>) => {
+          while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 20));
+        };
+        const invited = invite({ email });
+        await until(async () => (await waiting()) >= 1);
+        let created: Awaited<ReturnType<typeof call>> | null = null;
+        const creating = call(app, 'POST', '/api/v1/users', {
+          token: ws.apiKey,
+          body: { email, password: 'created at the same time' },
+        }).then((res) => (created = res));
+        await until(async () => created !== null || (await waiting()) >= 2);
+        await held.rollback();
+        const [invitation, user] = await Promise.all([invited, creating]);
+        expect([invitation.status, user.status]).toEqual([201, 201]);
+        const read = await call(app, 'GET', `/api/v1/invitations/${invitation.body.data.id}`, { token: ws.apiKey });
+        expect(read.body.data.status).toBe('revoked');
+      } finally {
+        await orm.close(true);
+      }
+    },
+  );
 
   it('revokes a pending invitation when its address gets a user another way (created, or given by an update), audited; resend and accept then answer 409', async () => {
     const email = uniqueEmail('taken-since');

@@ -1,5 +1,19 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { InvitationStatus } from './invitation.entity.ts';
+
+/** The advisory lock class (the first key of two) that makes an address's invitation and its user one at a time. */
+const ADDRESS_LOCK = 727_003;
+
+/**
+ * Holds, to the transaction's end, the lock of an address in a workspace: taken by the invitation's
+ * creation before it checks that no user has the address, and by every way a user gets the address
+ * before it retires that address's invitations. Without it the two, at once, each found nothing of the
+ * other (neither committed yet), and the address kept a user and a pending invitation.
+ */
+export async function lockAddress(em: EntityManager, workspaceId: string, email: string): Promise<void> {
+  await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [ADDRESS_LOCK, `${workspaceId} ${email}`]);
+}
 
 /**
  * When an address gets a user by another way than its invitation (an admin creates the user or gives
@@ -9,6 +23,7 @@ import type { InvitationStatus } from './invitation.entity.ts';
  * pending and nobody resends it.
  */
 export async function retireInvitationsOf(scope: AuditScope, email: string, userId: string, now: Date): Promise<void> {
+  await lockAddress(scope.em, scope.workspaceId, email);
   const ended = await scope.em.execute<{ id: string; status: InvitationStatus }[]>(
     `update invitations set status = case when expires_at <= ? then 'expired' else 'revoked' end
       where workspace_id = ? and email = ? and status = 'pending' returning id, status`,

@@ -161,7 +161,7 @@ export class ProviderMisconfigured extends AppError {
 }
 
 /** What a discovery failure that is not an outage says is wrong with the document, for the provider's admin. */
-function discoveryProblem(error: unknown): string {
+function discoveryProblem(error: unknown, issuer: URL): string {
   const { code, cause } = error as { code?: unknown; cause?: unknown };
   const where = 'its discovery document (/.well-known/openid-configuration)';
   if (cause instanceof Response && cause.status !== 200) return `${where} answered HTTP ${cause.status}`;
@@ -172,7 +172,10 @@ function discoveryProblem(error: unknown): string {
     const named = (cause as { body?: { issuer?: unknown } } | undefined)?.body?.issuer;
     return `${where} names another issuer${typeof named === 'string' ? ` (${JSON.stringify(named.slice(0, 200))})` : ''}`;
   }
-  return `${where} could not be used (${error instanceof Error ? error.message : String(error)})`;
+  const detail = error instanceof Error ? error.message : String(error);
+  // A library's message may quote the URL it was given, credentials and all.
+  const userinfo = issuer.password ? `${issuer.username}:${issuer.password}@` : issuer.username ? `${issuer.username}@` : null;
+  return `${where} could not be used (${userinfo ? detail.replaceAll(userinfo, '') : detail})`;
 }
 
 /** The endpoints a sign-in needs that the document does not name, as a problem; null when it names both. */
@@ -187,7 +190,11 @@ function missingEndpoints(metadata: client.ServerMetadata): string | null {
  * says what is wrong (`ProviderMisconfigured`), never "try again later".
  */
 async function discover(issuer: URL, clientId: string, clientSecret: string, options: RpOptions): Promise<client.Configuration> {
-  const named = issuer.pathname === '/' ? issuer.origin : issuer.href;
+  // The message reaches whoever calls the start, so never with credentials an issuer URL may carry.
+  const shown = new URL(issuer);
+  shown.username = '';
+  shown.password = '';
+  const named = shown.pathname === '/' ? shown.origin : shown.href;
   let config: client.Configuration;
   try {
     config = await client.discovery(issuer, clientId, clientSecret, undefined, {
@@ -200,7 +207,7 @@ async function discover(issuer: URL, clientId: string, clientSecret: string, opt
     if (refused) throw refused;
     const { cause } = error as { cause?: unknown };
     if (isProviderDown(error) || (cause instanceof Response && cause.status === 429)) throw new ProviderUnavailable(issuer.origin, error);
-    throw new ProviderMisconfigured(named, discoveryProblem(error), error);
+    throw new ProviderMisconfigured(named, discoveryProblem(error, issuer), error);
   }
   const problem = missingEndpoints(config.serverMetadata());
   if (problem) throw new ProviderMisconfigured(named, problem);

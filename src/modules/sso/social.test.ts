@@ -779,6 +779,26 @@ describe('social sign-in through a generic OpenID provider', () => {
     }
   });
 
+  it('never repeats credentials written into an issuer URL in a misconfiguration message, which any caller of the start reads', async () => {
+    const fake = await startFakeDiscovery();
+    try {
+      const own = await createWorkspace(app, 'Issuer with credentials');
+      fake.fault = 'not_found';
+      const withCredentials = `${fake.issuer.replace('http://', 'http://discovery-user:issuer-password@')}/realms/acme`;
+      const put = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+        token: own.apiKey,
+        body: { client_id: 'credentials-1', client_secret: 's', issuer: withCredentials },
+      });
+      expect(put.status).toBeLessThan(300);
+      const res = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}`);
+      expect([res.status, res.body.error?.code]).toEqual([500, 'INTERNAL']);
+      expect(res.body.error.message).toContain(`${fake.issuer}/realms/acme`);
+      expect(res.body.error.message).not.toMatch(/issuer-password|discovery-user/);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('limits social sign-in calls to 30 per minute per IP', async () => {
     const ip = someIp();
     const statuses: number[] = [];

@@ -18,6 +18,13 @@ const NOT_THIS_TAB =
 const REFUSED = 'The sign-in was refused.';
 
 /**
+ * A refusal this tab did not start a sign-in for: anyone can link to this page with any
+ * `error_description`, so its text is not shown as ours.
+ */
+const NOT_THIS_TABS_REFUSAL =
+  'A sign-in came back refused, but it was not started from this browser tab. If you meant to sign in, start again from the sign-in page.';
+
+/**
  * /login/callback: where social and SSO sign-ins come back with `?code=&state=` (swapped once, with the
  * PKCE verifier of the sign-in this tab started, for tokens or the second-factor challenge) or
  * `?error=&error_description=`. A code this tab did not start a sign-in for is never exchanged: it
@@ -76,7 +83,7 @@ export function LoginCallbackPage() {
     );
   }
 
-  const problem = failure ? (search.get('error_description') ?? REFUSED) : restartMessage;
+  const problem = failure ? (started ? (search.get('error_description') ?? REFUSED) : NOT_THIS_TABS_REFUSAL) : restartMessage;
   if (problem || !code) {
     return (
       <HostedLayout title="Sign-in not completed">
