@@ -171,6 +171,10 @@ function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<vo
     } catch (error) {
       const { appError, internal } = toAppError(error);
       if (internal) deps.log.error('external sign-in failed', { error });
+      // Not our fault but the operator's to mend: their log says so, as a callback's does.
+      else if (appError instanceof ProviderMisconfigured) {
+        deps.log.warn('external sign-in: the identity provider is misconfigured', { error: appError.message });
+      }
       fail(req, res, appError, internal);
     }
   };

@@ -3,7 +3,7 @@ import { lookup } from 'node:dns/promises';
 import { createServer, request, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn, someIp } from '../../../test/helpers/auth.ts';
@@ -725,14 +725,21 @@ describe('social sign-in through a generic OpenID provider', () => {
         ['no_token_endpoint', /token_endpoint/],
         ['other_issuer', /another issuer/],
       ];
+      // The operator hears of each in the log, as of a misconfiguration found at a callback.
+      const warned = vi.spyOn(app.deps.log, 'warn');
       for (const [fault, problem] of wrong) {
         fake.fault = fault;
         await configure();
+        warned.mockClear();
         const res = await start();
         expect([res.status, res.body.error?.code, res.headers.get('retry-after')], fault).toEqual([500, 'INTERNAL', null]);
         expect(res.body.error.message, fault).toContain(fake.issuer);
         expect(res.body.error.message, fault).toMatch(problem);
+        expect(warned, fault).toHaveBeenCalledWith('external sign-in: the identity provider is misconfigured', {
+          error: res.body.error.message,
+        });
       }
+      warned.mockRestore();
       for (const fault of ['down', 'rate_limited'] as const) {
         fake.fault = fault;
         await configure();
