@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfig } from './config.ts';
 import { createLogger } from './core/logger.ts';
+import { OperatorError } from './core/operator-error.ts';
 import { openDatabase } from './db/database.ts';
 import { closeDeps, createDeps, openSigningKeys } from './deps.ts';
 import { rewrapAll } from './modules/vault/rewrap.ts';
@@ -15,7 +16,7 @@ import { Sweeper } from './core/sweeper.ts';
 import { SWEEPS } from './retention.ts';
 
 const USAGE = `Usage:
-  npm run cli -- migrate
+  npm run cli -- migrate        (apply what is pending; prints {"applied": [names]}, [] when up to date)
   npm run cli -- keys list       (every token-signing key: kid, alg, dates, published, signing)
   npm run cli -- keys rotate [--id-token]
   npm run cli -- keys revoke KID (a leaked key: out of the JWKS and refused at once; a fresh key signs)
@@ -78,6 +79,8 @@ async function run(argv: string[]): Promise<void> {
       { migrate: true },
     );
     await database.close();
+    // Also when there was nothing to do: silence would leave "did it run?" open.
+    process.stdout.write(`${JSON.stringify({ applied: database.applied })}\n`);
     return;
   }
 
@@ -172,6 +175,6 @@ async function run(argv: string[]): Promise<void> {
 }
 
 run(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) fail(error.message);
+  if (error instanceof OperatorError) fail(error.message);
   fail(`Failed: ${error instanceof Error ? error.message : String(error)}`);
 });

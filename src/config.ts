@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { OperatorError } from './core/operator-error.ts';
 
 /**
  * The only reader of process.env. Every setting is parsed once, here, and frozen; a bad value stops
@@ -145,7 +146,7 @@ export type Config = Readonly<
   }
 >;
 
-export class ConfigError extends Error {
+export class ConfigError extends OperatorError {
   override readonly name = 'ConfigError';
 }
 

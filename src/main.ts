@@ -3,6 +3,7 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { answerClientError } from './core/http.ts';
 import { createLogger } from './core/logger.ts';
+import { OperatorError } from './core/operator-error.ts';
 import { connectRedis } from './core/redis.ts';
 import { openDatabase } from './db/database.ts';
 import { closeDeps, createDeps } from './deps.ts';
@@ -75,6 +76,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`Start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  // The operator's to mend: the message says how, alone. Anything else is ours: the stack helps.
+  if (error instanceof OperatorError) process.stderr.write(`Start-up refused: ${error.message}\n`);
+  else process.stderr.write(`Start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

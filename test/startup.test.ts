@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
+import { migrationsList } from '../src/db/migrations/index.ts';
 import { ormOptions } from '../src/db/orm-config.ts';
 import { TEST_MASTER_KEY } from './helpers/app.ts';
 import { testDatabaseUrl } from './helpers/database.ts';
@@ -99,6 +100,15 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
         },
       );
       await expect(cli).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`is in use by process ${second.child.pid}`) });
+      // So is a second server, told what to do in one line, not under a stack trace.
+      const beside = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...process.env, BASE_URL: '', REDIS_URL: '', DATABASE_URL: '', DATA_DIR: dataDir, PORT: '0' },
+      });
+      let besideErr = '';
+      beside.stderr.on('data', (chunk: Buffer) => (besideErr += chunk.toString()));
+      expect(await new Promise<number | null>((resolve) => beside.once('exit', resolve))).toBe(1);
+      expect(besideErr).toContain(`Start-up refused: DATA_DIR ${dataDir} is in use by process ${second.child.pid}`);
+      expect(besideErr).not.toMatch(/^\s+at /m);
     } finally {
       await stop(second);
     }
@@ -111,13 +121,25 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
     try {
       // A container's server is pid 1 after every restart: the lock its killed predecessor left names
       // the new process itself (here the shell writes its pid, then becomes the CLI under that pid).
-      await promisify(execFile)('sh', ['-c', `echo $$ > '${lock}' && exec '${process.execPath}' --import tsx src/cli.ts migrate`], { env });
+      const migrated = await promisify(execFile)(
+        'sh',
+        ['-c', `echo $$ > '${lock}' && exec '${process.execPath}' --import tsx src/cli.ts migrate`],
+        {
+          env,
+        },
+      );
       await expect(readFile(lock, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+      // `migrate` says what it applied: on a new directory, every migration, the latest last.
+      const { applied } = JSON.parse(migrated.stdout) as { applied: string[] };
+      expect(applied.at(-1)).toBe(migrationsList.at(-1)?.name);
+      expect(applied).toHaveLength(migrationsList.length);
       if (existsSync('/proc/self/stat')) {
         // A live process holds the recorded pid, but it started at another time than the owner did.
         await writeFile(lock, `${process.pid} 1`);
-        await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], { env });
+        const again = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'migrate'], { env });
         await expect(readFile(lock, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+        // Nothing left to apply, and it says so.
+        expect(JSON.parse(again.stdout)).toEqual({ applied: [] });
       }
     } finally {
       await rm(ownDir, { recursive: true, force: true });
@@ -221,7 +243,8 @@ describe('configuration errors', () => {
       child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
       expect(code).toBe(1);
-      expect(err).toContain('does not open with the master key in use');
+      expect(err).toContain('Start-up refused: A secret in the database does not open with the master key in use');
+      expect(err).not.toMatch(/^\s+at /m);
       expect(err).toContain('Set VAULT_MASTER_KEY to the key the database was first used with');
     } finally {
       await rm(ownDir, { recursive: true, force: true });

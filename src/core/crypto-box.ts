@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { OperatorError } from './operator-error.ts';
 
 /**
  * AES-256-GCM: base64url(iv) . base64url(tag) . base64url(ciphertext), prefixed `v1.`. `aad` binds
@@ -41,7 +42,7 @@ export interface Envelope {
 }
 
 /** A sealed secret that no configured master key opens. */
-export class MasterKeyMismatchError extends Error {
+export class MasterKeyMismatchError extends OperatorError {
   override readonly name = 'MasterKeyMismatchError';
 
   constructor(keyId: string, cause: unknown) {

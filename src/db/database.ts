@@ -7,6 +7,8 @@ import { ormOptions } from './orm-config.ts';
 export interface Database {
   orm: MikroORM;
   embedded: boolean;
+  /** The migrations this opening applied, by name, oldest first (none when it was not asked to migrate). */
+  applied: string[];
   close(): Promise<void>;
 }
 
@@ -15,13 +17,16 @@ export async function openDatabase(config: Config, log: Logger, opts: { migrate:
   const embedded = config.DATABASE_URL === undefined ? await startEmbeddedPostgres(config.DATA_DIR) : undefined;
   const url = embedded?.url ?? (config.DATABASE_URL as string);
   const orm = await MikroORM.init(ormOptions(url, embedded ? 1 : 10));
+  let applied: string[] = [];
   if (opts.migrate) {
-    const applied = embedded ? await orm.getMigrator().up() : await withMigrationLock(orm, () => orm.getMigrator().up());
-    if (applied.length > 0) log.info('migrations applied', { migrations: applied.map((m) => m.name) });
+    const ran = embedded ? await orm.getMigrator().up() : await withMigrationLock(orm, () => orm.getMigrator().up());
+    applied = ran.map((m) => m.name);
+    if (applied.length > 0) log.info('migrations applied', { migrations: applied });
   }
   return {
     orm,
     embedded: embedded !== undefined,
+    applied,
     async close() {
       await orm.close(true);
       await embedded?.stop();

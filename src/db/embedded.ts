@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { OperatorError } from '../core/operator-error.ts';
 
 /**
  * PostgreSQL for a bare machine: PGlite (Postgres compiled to WASM) with its data under DATA_DIR,
@@ -161,7 +162,7 @@ export async function lockDataDir(dataDir: string, hooks: { beforeTakeover?: () 
       const stale = await readLock(path);
       const owner = stale === null ? null : parseOwner(stale);
       if (owner !== null && (await ownerAlive(owner, path))) {
-        throw new Error(
+        throw new OperatorError(
           `DATA_DIR ${resolve(dataDir)} is in use by process ${owner.pid} (a running server?): stop it first, ` +
             `or delete ${path} if no such process uses it`,
         );
