@@ -14,7 +14,7 @@ import {
   type ListAuditInput,
 } from './audit.schema.ts';
 import { DAY } from '../../core/clock.ts';
-import { notBeforeEarliest } from '../../core/instant.ts';
+import { isoOf, notBeforeEarliest } from '../../core/instant.ts';
 
 interface AuditRow {
   id: string;
@@ -43,7 +43,7 @@ function toView(row: AuditRow): AuditEventView {
     ip: row.ip,
     user_agent: row.user_agent,
     request_id: row.request_id,
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: isoOf(row.created_at),
     details: row.details,
   };
 }

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../core/errors.ts';
 import { isId } from '../../core/ids.ts';
+import { isoOf } from '../../core/instant.ts';
 import { offsetOf, toPage } from '../../core/pagination.ts';
 import { Group, GroupMember } from '../groups/group.entity.ts';
 import { Role, RoleAssignment } from '../roles/role.entity.ts';
@@ -107,7 +108,6 @@ export async function listEntitlements(em: EntityManager, workspaceId: string, q
            ) ranked where n <= ? order by entitlement_id, n`,
           [workspaceId, ids, now, workspaceId, ids, HOLDERS_SHOWN],
         );
-  const iso = (value: Date | string) => new Date(value).toISOString();
   const data: EntitlementView[] = rows.map((row) => ({
     id: row.id,
     type: row.type,
@@ -120,8 +120,8 @@ export async function listEntitlements(em: EntityManager, workspaceId: string, q
       .map((h) => ({
         user_id: h.user_id,
         email: h.email,
-        granted_at: iso(h.granted_at),
-        expires_at: h.expires_at ? iso(h.expires_at) : null,
+        granted_at: isoOf(h.granted_at),
+        expires_at: h.expires_at ? isoOf(h.expires_at) : null,
       })),
   }));
   const total = rows[0]?.total ?? (offset > 0 ? await countEntitlements(em, query) : 0);

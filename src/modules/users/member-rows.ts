@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isoOf } from '../../core/instant.ts';
 import { offsetOf, type PageQuery } from '../../core/pagination.ts';
 
 /** A member of a group or an organization as both lists show them: who, and since when. */
@@ -37,5 +38,5 @@ export async function memberRowsOf(
       where m.workspace_id = ? and m.${holder} = ? order by m.created_at, m.user_id limit ? offset ?`,
     [workspaceId, holderId, limit, offset],
   );
-  return rows.map((row) => ({ user_id: row.user_id, email: row.email, name: row.name, added_at: new Date(row.created_at).toISOString() }));
+  return rows.map((row) => ({ user_id: row.user_id, email: row.email, name: row.name, added_at: isoOf(row.created_at) }));
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { isoOf } from '../../core/instant.ts';
 import { roleOutput } from '../roles/roles.schema.ts';
 
 /** What the admin reports show beside each user, fetched for a whole page of users at once. */
@@ -22,8 +23,8 @@ interface RoleRow {
   description: string | null;
   builtin: boolean;
   permissions: string[];
-  created_at: Date;
-  expires_at: Date | null;
+  created_at: Date | string;
+  expires_at: Date | string | null;
 }
 
 /**
@@ -60,9 +61,9 @@ export async function userRelations(em: EntityManager, workspaceId: string, user
             description: r.description,
             builtin: r.builtin,
             permissions: r.permissions,
-            created_at: new Date(r.created_at).toISOString(),
+            created_at: isoOf(r.created_at),
           },
-          expires_at: r.expires_at ? new Date(r.expires_at).toISOString() : null,
+          expires_at: r.expires_at ? isoOf(r.expires_at) : null,
         })),
       mfa: { verified: kinds.reduce((sum, f) => sum + f.verified, 0), kinds: kinds.map((f) => f.kind) },
     };

@@ -1,3 +1,4 @@
+import { isoOf } from '../../core/instant.ts';
 import type { UserStatus } from './user.entity.ts';
 import type { UserView } from './users.schema.ts';
 
@@ -25,11 +26,6 @@ export interface UserRow {
   metadata: Record<string, unknown>;
 }
 
-/** The ORM's driver hands timestamps back as strings; either way, ISO 8601 UTC out. */
-function iso(value: Date | string): string {
-  return new Date(value).toISOString();
-}
-
 /**
  * The status a user has at `now`: a lock after failed sign-ins (with an end) is over at `locked_until`,
  * though the row says `locked` until the next sign-in attempt writes it back; an admin's lock (no end)
@@ -51,9 +47,9 @@ export function userRowToView(row: UserRow, now: Date): UserView {
     email: row.email,
     name: row.name,
     status: statusAt(row.status, row.locked_until, now),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-    last_sign_in_at: row.last_sign_in_at === null ? null : iso(row.last_sign_in_at),
+    created_at: isoOf(row.created_at),
+    updated_at: isoOf(row.updated_at),
+    last_sign_in_at: row.last_sign_in_at === null ? null : isoOf(row.last_sign_in_at),
     email_verified: row.email_verified,
     mfa_enabled: row.mfa_enabled,
     metadata: row.metadata,
