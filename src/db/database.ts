@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../core/logger.ts';
 import { startEmbeddedPostgres } from './embedded.ts';
 import { ormOptions } from './orm-config.ts';
+import { ADVISORY_LOCKS } from '../core/advisory-locks.ts';
 
 export interface Database {
   orm: MikroORM;
@@ -51,11 +52,11 @@ async function withMigrationLock<T>(orm: MikroORM, work: () => Promise<T>): Prom
   ).client;
   const connection = await client.acquireConnection();
   try {
-    await connection.query('select pg_advisory_lock(727001)');
+    await connection.query(`select pg_advisory_lock(${ADVISORY_LOCKS.migrations})`);
     try {
       return await work();
     } finally {
-      await connection.query('select pg_advisory_unlock(727001)');
+      await connection.query(`select pg_advisory_unlock(${ADVISORY_LOCKS.migrations})`);
     }
   } finally {
     await client.releaseConnection(connection);

@@ -7,6 +7,7 @@ import type { CryptoBox } from '../../core/crypto-box.ts';
 import { AppError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { SigningKey } from './signing-key.entity.ts';
+import { lockUntilCommit } from '../../core/advisory-locks.ts';
 
 /** Ed25519: the fastest signature to make and check in Node (see docs/decisions.md). */
 export const ACCESS_TOKEN_ALG = 'EdDSA';
@@ -15,9 +16,6 @@ export const ID_TOKEN_ALG = 'RS256';
 
 export type SigningAlg = typeof ACCESS_TOKEN_ALG | typeof ID_TOKEN_ALG;
 const ALGS: readonly SigningAlg[] = [ACCESS_TOKEN_ALG, ID_TOKEN_ALG];
-
-/** The advisory lock that makes creating, rotating and revoking keys one at a time across instances. */
-const KEYS_LOCK = 727_002;
 
 /** How often each instance reloads the keys it signs with, so another instance's rotation reaches it. */
 const ACTIVE_REFRESH_MS = 60_000;
@@ -190,7 +188,7 @@ export class SigningKeys {
    */
   async ensureActiveKey(): Promise<void> {
     await this.orm.em.fork().transactional(async (em) => {
-      await em.execute('select pg_advisory_xact_lock(?)', [KEYS_LOCK]);
+      await lockUntilCommit(em, 'signingKeys');
       for (const alg of ALGS) {
         // Nothing has been signed yet with this algorithm (a first start): the key signs at once.
         if ((await em.count(SigningKey, { retiredAt: null, alg })) === 0) em.persist(this.generate(alg, this.clock.now()));
@@ -206,7 +204,7 @@ export class SigningKeys {
   async rotate(alg: SigningAlg = ACCESS_TOKEN_ALG): Promise<string> {
     const fresh = this.generate(alg, new Date(this.clock.now().getTime() + PREPUBLISH_MS));
     await this.orm.em.fork().transactional(async (em) => {
-      await em.execute('select pg_advisory_xact_lock(?)', [KEYS_LOCK]);
+      await lockUntilCommit(em, 'signingKeys');
       await em.nativeUpdate(SigningKey, { retiredAt: null, alg }, { retiredAt: this.clock.now() });
       em.persist(fresh);
     });
@@ -224,7 +222,7 @@ export class SigningKeys {
    */
   async revoke(kid: string): Promise<RevokedKey> {
     const done = await this.orm.em.fork().transactional(async (em) => {
-      await em.execute('select pg_advisory_xact_lock(?)', [KEYS_LOCK]);
+      await lockUntilCommit(em, 'signingKeys');
       const key = await em.findOne(SigningKey, { id: kid });
       const alg = ALGS.find((known) => known === key?.alg);
       if (!key || !alg) throw new AppError('NOT_FOUND', `No signing key has the kid ${kid}`);

@@ -1,9 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { lockUntilCommit } from '../../core/advisory-locks.ts';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { InvitationStatus } from './invitation.entity.ts';
-
-/** The advisory lock class (the first key of two) that makes an address's invitation and its user one at a time. */
-const ADDRESS_LOCK = 727_003;
 
 /**
  * Holds, to the transaction's end, the lock of an address in a workspace: taken by the invitation's
@@ -12,7 +10,7 @@ const ADDRESS_LOCK = 727_003;
  * other (neither committed yet), and the address kept a user and a pending invitation.
  */
 export async function lockAddress(em: EntityManager, workspaceId: string, email: string): Promise<void> {
-  await em.execute('select pg_advisory_xact_lock(?, hashtext(?))', [ADDRESS_LOCK, `${workspaceId} ${email}`]);
+  await lockUntilCommit(em, 'invitationAddress', `${workspaceId} ${email}`);
 }
 
 /**

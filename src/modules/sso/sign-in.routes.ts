@@ -173,7 +173,7 @@ function handler(deps: AppDeps, run: (req: Request, res: Response) => Promise<vo
       if (internal) deps.log.error('external sign-in failed', { error });
       // Not our fault but the operator's to mend: their log says so, as a callback's does.
       else if (appError instanceof ProviderMisconfigured) {
-        deps.log.warn('external sign-in: the identity provider is misconfigured', { error: appError.message });
+        deps.log.warn(MISCONFIGURED_WARNING, { error: appError.message });
       }
       fail(req, res, appError, internal);
     }
@@ -204,6 +204,7 @@ async function workspaceOf(deps: AppDeps, req: Request): Promise<string> {
   return workspaceId;
 }
 
+const MISCONFIGURED_WARNING = 'external sign-in: the identity provider is misconfigured';
 const UNAVAILABLE_DESCRIPTION = 'The identity provider could not be reached or did not answer; try again later';
 
 /** Saves what the provider said: the account, its metadata, its organization; returns the user id. */
@@ -230,22 +231,10 @@ async function finish(
     const code = await issueCode(deps, em, flow.id, userId);
     res.redirect(303, resultRedirect(flow.redirectUri, { code }, flow.flow.appState));
   } catch (error) {
-    const { appError, internal } = toAppError(error);
-    const refusal = appError instanceof ProviderRefusal ? appError : undefined;
-    // Down (unreachable, 5xx, no answer in time) is not a refusal: RFC 6749's temporarily_unavailable, to retry.
-    const unavailable = appError instanceof ProviderUnavailable;
-    // A wrong discovery document will not mend itself: server_error, saying what is wrong.
-    const misconfigured = appError instanceof ProviderMisconfigured;
-    if (internal || unavailable || misconfigured) {
-      const cause = unavailable ? appError.cause : error;
-      deps.log.warn(
-        unavailable
-          ? 'external sign-in: the identity provider is down'
-          : misconfigured
-            ? 'external sign-in: the identity provider is misconfigured'
-            : 'external sign-in refused',
-        { error: cause instanceof Error ? cause.message : String(cause) },
-      );
+    const failed = callbackFailure(error);
+    if (failed.warning) {
+      const { message, cause } = failed.warning;
+      deps.log.warn(message, { error: cause instanceof Error ? cause.message : String(cause) });
     }
     const failure = em.fork();
     failure.setFilterParams(TENANT_FILTER, { workspaceId: flow.workspaceId });
@@ -254,39 +243,51 @@ async function finish(
       {
         eventType: 'auth.login',
         outcome: 'failure',
-        details: {
-          method: flow.kind,
-          via: flow.flow.source,
-          reason: refusal
-            ? 'provider_refused'
-            : unavailable
-              ? 'provider_unavailable'
-              : misconfigured
-                ? 'provider_misconfigured'
-                : internal
-                  ? 'provider_error'
-                  : appError.appCode,
-          ...(refusal ? { provider_error: refusal.providerError } : {}),
-        },
+        details: { method: flow.kind, via: flow.flow.source, reason: failed.reason, ...failed.details },
       },
     );
     await failure.flush();
-    res.redirect(
-      303,
-      resultRedirect(
-        flow.redirectUri,
-        {
-          error: refusal?.oauthError ?? (unavailable ? 'temporarily_unavailable' : misconfigured ? 'server_error' : 'access_denied'),
-          error_description: unavailable
-            ? UNAVAILABLE_DESCRIPTION
-            : internal
-              ? 'The identity provider’s answer could not be verified'
-              : appError.message,
-        },
-        flow.flow.appState,
-      ),
-    );
+    res.redirect(303, resultRedirect(flow.redirectUri, { error: failed.error, error_description: failed.description }, flow.flow.appState));
   }
+}
+
+/** How a callback that failed is audited (`reason`), told to the app (RFC 6749 §4.1.2.1) and logged. */
+interface CallbackFailure {
+  reason: string;
+  error: string;
+  description: string;
+  /** More for the audit row: what the provider said when it refused. */
+  details?: { provider_error: string | undefined };
+  /** For the operator, with its cause; none for a refusal (a person's or a provider's no). */
+  warning?: { message: string; cause: unknown };
+}
+
+function callbackFailure(error: unknown): CallbackFailure {
+  const { appError, internal } = toAppError(error);
+  if (appError instanceof ProviderRefusal) {
+    const { oauthError, message, providerError } = appError;
+    return { reason: 'provider_refused', error: oauthError, description: message, details: { provider_error: providerError } };
+  }
+  // Down (unreachable, 5xx, no answer in time) is not a refusal: RFC 6749's temporarily_unavailable, to retry.
+  if (appError instanceof ProviderUnavailable) {
+    const warning = { message: 'external sign-in: the identity provider is down', cause: appError.cause };
+    return { reason: 'provider_unavailable', error: 'temporarily_unavailable', description: UNAVAILABLE_DESCRIPTION, warning };
+  }
+  // A wrong discovery document will not mend itself: server_error, saying what is wrong.
+  if (appError instanceof ProviderMisconfigured) {
+    const warning = { message: MISCONFIGURED_WARNING, cause: error };
+    return { reason: 'provider_misconfigured', error: 'server_error', description: appError.message, warning };
+  }
+  if (internal) {
+    const warning = { message: 'external sign-in refused', cause: error };
+    return {
+      reason: 'provider_error',
+      error: 'access_denied',
+      description: 'The identity provider’s answer could not be verified',
+      warning,
+    };
+  }
+  return { reason: appError.appCode, error: 'access_denied', description: appError.message };
 }
 
 function callbackUrlOf(deps: AppDeps, req: Request): URL {

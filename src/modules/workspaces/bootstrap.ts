@@ -4,9 +4,7 @@ import type { Logger } from '../../core/logger.ts';
 import { Workspace } from './workspace.entity.ts';
 import type { CreatedWorkspace } from './workspaces.schema.ts';
 import { createWorkspace } from './workspaces.service.ts';
-
-/** Any constant works; it only has to be the same for every instance. */
-const BOOTSTRAP_LOCK = 727_001;
+import { lockUntilCommit } from '../../core/advisory-locks.ts';
 
 /**
  * First start on an empty database: one workspace, its owner and a secret API key. Idempotent and
@@ -14,7 +12,7 @@ const BOOTSTRAP_LOCK = 727_001;
  */
 export async function bootstrapFirstWorkspace(orm: MikroORM, config: Config): Promise<CreatedWorkspace | null> {
   return orm.em.fork().transactional(async (em) => {
-    await em.execute('select pg_advisory_xact_lock(?)', [BOOTSTRAP_LOCK]);
+    await lockUntilCommit(em, 'bootstrap');
     if ((await em.count(Workspace, {})) > 0) return null;
     return createWorkspace(
       em,
