@@ -148,7 +148,17 @@ describe('envelope and request ids', () => {
   });
 
   it('answers malformed JSON 400 BAD_REQUEST', async () => {
-    expectError(await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: '{"email":' }), 400, 'BAD_REQUEST');
+    const malformed = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw: '{"email":' });
+    expectError(malformed, 400, 'BAD_REQUEST');
+    expect(malformed.body.error.message).toBe('The request body is not valid JSON');
+  });
+
+  it('says a valid JSON body that is not an object must be one, not that it is invalid JSON', async () => {
+    for (const raw of ['null', ' 5', '"x"', 'true']) {
+      const res = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, raw });
+      expectError(res, 400, 'BAD_REQUEST');
+      expect(res.body.error.message, raw).toBe('The request body must be a JSON object');
+    }
   });
 
   it('answers a body over 1 MiB 413 with code BAD_REQUEST', async () => {

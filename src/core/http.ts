@@ -162,6 +162,30 @@ interface BodyParserError {
   type?: string;
   status?: number;
   expose?: boolean;
+  /** The text that failed to parse (body-parser keeps it on `entity.parse.failed`). */
+  body?: unknown;
+}
+
+/**
+ * Why a body failed to parse: the JSON parser refuses valid JSON whose top level is not an object
+ * or array (`null`, `5`, `"x"`), and saying "not valid JSON" of those sends the caller looking for a
+ * syntax error that is not there.
+ */
+function unparsedBodyMessage({ body }: BodyParserError): string {
+  if (typeof body === 'string' && isJsonScalar(body)) return 'The request body must be a JSON object';
+  return 'The request body is not valid JSON';
+}
+
+function isJsonScalar(text: string): boolean {
+  const first = text.trimStart()[0];
+  if (first === undefined || first === '{' || first === '[') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch (error) {
+    if (error instanceof SyntaxError) return false;
+    throw error;
+  }
 }
 
 /**
@@ -182,7 +206,9 @@ export function errorHandler(deps: AppDeps): ErrorRequestHandler {
     if (res.headersSent) return next(error);
     const { type } = (error ?? {}) as BodyParserError;
     if (type === 'entity.too.large') return sendDoorError(res, new AppError('BAD_REQUEST', BODY_TOO_LARGE, { status: 413 }));
-    if (type === 'entity.parse.failed') return sendDoorError(res, new AppError('BAD_REQUEST', 'The request body is not valid JSON'));
+    if (type === 'entity.parse.failed') {
+      return sendDoorError(res, new AppError('BAD_REQUEST', unparsedBodyMessage(error as BodyParserError)));
+    }
     // The router could not decode a path parameter (`%`, `%FF`): the path names nothing.
     if (error instanceof URIError) return sendDoorError(res, new AppError('NOT_FOUND', `No such resource at ${req.method} ${req.path}`));
     if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
