@@ -27,9 +27,10 @@ export function SignInPage() {
   useEffect(() => {
     // Shown once: the entry keeps the form as it was left but not the message, so a reload, or Back to
     // this entry after leaving it, shows the form without a refusal that is over.
+    // (A signed-in tab is on its way elsewhere: not brought back here.)
     const kept = refusalOf(entry);
-    if (kept?.message) navigate({ pathname, search: query, hash }, { replace: true, state: shownOnce(kept) });
-  }, [entry, navigate, pathname, query, hash]);
+    if (kept?.message && !signedIn) navigate({ pathname, search: query, hash }, { replace: true, state: shownOnce(kept) });
+  }, [entry, navigate, pathname, query, hash, signedIn]);
   const [workspaceId, setWorkspaceId] = useState(() => initialWorkspace(search));
   const [email, setEmail] = useState(refusal?.email ?? '');
   const [challenge, setChallenge] = useState<Challenge | null>(null);
