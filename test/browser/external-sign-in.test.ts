@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Page } from 'playwright-core';
+import type { Locator, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
@@ -75,10 +75,17 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await app?.close();
   });
 
-  /** A fresh tab (its own dashboard session) at the sign-in page, the IdP's session forgotten. */
+  let tabs = 0;
+  /**
+   * A fresh tab (its own dashboard session) at the sign-in page, the IdP's session forgotten. Each tab
+   * comes from its own client address (X-Forwarded-For, trusted from loopback), so the file's sign-ins
+   * do not all spend one per-IP budget of 30 a minute (socialAuth: the providers, the starts, the exchanges).
+   */
   async function signInPage(): Promise<Page> {
     await chromium.context.clearCookies();
     const page = await chromium.newPage();
+    tabs += 1;
+    await page.setExtraHTTPHeaders({ 'x-forwarded-for': `198.51.100.${tabs}` });
     await page.goto(`${base}/login?workspace=${workspaceId}`);
     // Plain http at a host other than localhost: no secure context, so no crypto.subtle.
     expect(await page.evaluate(() => [window.isSecureContext, typeof crypto.subtle])).toEqual([false, 'undefined']);
@@ -279,6 +286,135 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
       /^A sign-in came back refused, but it was not started from this browser tab/,
     );
     await page.getByRole('link', { name: 'Back to sign-in', exact: true }).waitFor();
+    await page.close();
+  });
+
+  /** The tab's exchange of its code (the dashboard's tRPC call), for a test to make it fail. */
+  const isExchange = (url: URL) => url.pathname === '/trpc/sso.exchange';
+
+  it('brings a sign-in whose code the tab could not exchange (already used) back to the form, says to start again, and ends the tab’s sign-in', async () => {
+    const page = await signInPage();
+    const email = emailOf('ivy');
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    idp.signInAs({ sub: `ivy-${RUN}`, claims: { email, email_verified: true } });
+    // The code is spent before the tab's exchange reaches the service (a replayed link, a second tab): the exchange finds it used.
+    const spentFirst: number[] = [];
+    await page.route(isExchange, async (route) => {
+      const sent = route.request().postDataJSON() as { code: string; code_verifier: string };
+      spentFirst.push((await call(app, 'POST', '/api/v1/auth/oauth/exchange', { body: sent })).status);
+      await route.continue();
+    });
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+
+    const alert = page.getByRole('alert').filter({ hasText: 'Start it again' });
+    await alert.waitFor();
+    expect(spentFirst).toEqual([200]);
+    expect(await alert.textContent()).toBe('This sign-in had expired or was already used, so it was not completed. Start it again.');
+    const at = new URL(page.url());
+    expect([at.pathname, at.search]).toEqual(['/login', `?workspace=${workspaceId}`]);
+    expect(await page.getByLabel('Email', { exact: true }).inputValue()).toBe(email);
+    expect(await pending(page)).toBeNull();
+    expect(await signedIn(page)).toBe(false);
+    // Once: the tab's sign-in is used up, nothing goes back to the callback or exchanges again.
+    await page.waitForTimeout(500);
+    expect([new URL(page.url()).pathname, spentFirst.length]).toEqual(['/login', 1]);
+
+    // Started again from there, it goes through.
+    await page.unroute(isExchange);
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    await expectSignedInAs(page, email);
+    await page.close();
+  });
+
+  it('says to try again when the exchange could not reach the service or the service failed, back beside the form that started', async () => {
+    const email = emailOf('ken');
+    const failures: [string, (route: Route) => Promise<void>, string][] = [
+      [
+        'social',
+        (route) => route.abort('connectionreset'),
+        'The sign-in could not be finished: the service could not be reached. Check your connection and try again.',
+      ],
+      [
+        'sso',
+        (route) =>
+          route.fulfill({
+            status: 500,
+            contentType: 'application/json',
+            body: JSON.stringify({
+              error: {
+                message: 'Internal server error',
+                code: -32603,
+                data: { appCode: 'INTERNAL', httpStatus: 500, path: 'sso.exchange' },
+              },
+            }),
+          }),
+        'The sign-in could not be finished because of a problem on our side. Try again in a moment.',
+      ],
+    ];
+    for (const [via, fail, said] of failures) {
+      const page = await signInPage();
+      idp.signInAs({ sub: `ken-${RUN}`, claims: { email, email_verified: true } });
+      await page.route(isExchange, fail);
+      let form: Locator;
+      if (via === 'sso') {
+        await page.getByText('Sign in with your company’s single sign-on', { exact: true }).click();
+        form = page.getByRole('form', { name: 'Single sign-on', exact: true });
+        await form.getByLabel('Work email', { exact: true }).fill(email);
+        await form.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
+      } else {
+        form = page.locator('.external-sign-in');
+        await page.getByLabel('Email', { exact: true }).fill(email);
+        await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+      }
+      const alert = form.getByRole('alert').filter({ hasText: 'again' });
+      await alert.waitFor();
+      expect(await alert.textContent()).toBe(said);
+      expect(new URL(page.url()).pathname).toBe('/login');
+      expect(await page.getByLabel('Email', { exact: true }).inputValue()).toBe(email);
+      expect(await pending(page)).toBeNull();
+      expect(await signedIn(page)).toBe(false);
+      await page.close();
+    }
+  });
+
+  it('shows a refusal’s message once: a reload, or coming back to the page after leaving it, shows the form without it', async () => {
+    const page = await signInPage();
+    const stranger = `rita.${RUN}@unclaimed-${RUN}.example`;
+    const sso = page.getByRole('form', { name: 'Single sign-on', exact: true });
+    const refused = async () => {
+      if (!(await sso.isVisible())) await page.getByText('Sign in with your company’s single sign-on', { exact: true }).click();
+      await sso.getByLabel('Work email', { exact: true }).fill(stranger);
+      await sso.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
+      await sso.getByRole('alert').filter({ hasText: 'No organization signs in with SSO for this email domain' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/login');
+    };
+    /** The sign-in form as the refusal left it (the address filled in, the SSO form open), without its message. */
+    const plainForm = async () => {
+      await page.getByRole('heading', { level: 1, name: 'Sign in', exact: true }).waitFor();
+      await sso.getByLabel('Work email', { exact: true }).waitFor();
+      expect(await sso.getByLabel('Work email', { exact: true }).inputValue()).toBe(stranger);
+      expect(await page.getByLabel('Email', { exact: true }).inputValue()).toBe(stranger);
+      expect(await page.getByRole('alert').count()).toBe(0);
+    };
+
+    await refused();
+    await page.reload();
+    await plainForm();
+
+    // Left for another page of the app and come back to with the browser's Back button.
+    await refused();
+    await page.getByRole('link', { name: 'Forgot your password?', exact: true }).click();
+    await page.waitForURL('**/reset-password**');
+    await page.goBack();
+    await plainForm();
+
+    // Left for another document and come back to.
+    await refused();
+    await page.goto(`${base}/login/callback`);
+    await page.getByRole('heading', { level: 1, name: 'Sign-in not completed', exact: true }).waitFor();
+    await page.goBack();
+    await plainForm();
+    expect(chromium.problems).toEqual([]);
     await page.close();
   });
 

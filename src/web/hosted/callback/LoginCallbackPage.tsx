@@ -8,7 +8,7 @@ import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Loading } from '../../ui/feedback/Loading.tsx';
 import { HostedLayout } from '../layout/HostedLayout.tsx';
 import { CodeStep } from '../sign-in/CodeStep.tsx';
-import { backToSignIn } from '../sign-in/returned-refusal.ts';
+import { backToSignIn, exchangeFailure } from '../sign-in/returned-refusal.ts';
 import { forgetSignIn, readSignIn } from '../sign-in/sign-in-binding.ts';
 import { useFinishSignIn } from '../sign-in/use-finish-sign-in.ts';
 
@@ -29,7 +29,8 @@ const NOT_THIS_TABS_REFUSAL =
  * PKCE verifier of the sign-in this tab started, for tokens or the second-factor challenge) or
  * `?error=&error_description=`. A code this tab did not start a sign-in for is never exchanged: it
  * may be someone else's, sent as a link to sign this browser in to their account. A refusal of the
- * sign-in this tab started goes back to /login, shown beside the form it came from, filled in again.
+ * sign-in this tab started, or a failed exchange of its code, goes back to /login, shown beside the form
+ * it came from, filled in again.
  */
 export function LoginCallbackPage() {
   const [search] = useSearchParams();
@@ -51,6 +52,13 @@ export function LoginCallbackPage() {
       return publicApi.sso.exchange.mutate({ code: bound.code, code_verifier: bound.verifier });
     },
     onSuccess: (result) => (isChallenge(result) ? setChallenge(result) : finish(result)),
+    // This tab's sign-in, let in by the provider, but its code not exchanged: back to the form it started
+    // from, like a refusal (its entry is already forgotten, so nothing comes back here by itself).
+    onError: (error) => {
+      if (!started?.origin) return;
+      const back = backToSignIn(started.origin, exchangeFailure(error));
+      navigate(back.to, { replace: true, state: back.state });
+    },
   });
   const handled = useRef(false);
 
@@ -73,7 +81,7 @@ export function LoginCallbackPage() {
   }, [code, failure, refusedFrom, started, search, exchange, navigate]);
 
   // On its way back to the sign-in form.
-  if (refusedFrom) return null;
+  if (refusedFrom || (exchange.isError && started?.origin)) return null;
 
   if (challenge) {
     return (

@@ -20,7 +20,7 @@ interface ExternalSignInProps {
 
 /** The refusal's message, as a problem the forms show (as text), for the way it started. */
 const refusalProblem = (refusal: ReturnedRefusal | null, via: SignInOrigin['via']) =>
-  refusal?.via === via ? new FormProblem(refusal.message) : null;
+  refusal?.via === via && refusal.message !== null ? new FormProblem(refusal.message) : null;
 
 /**
  * The workspace's social providers and enterprise single sign-on; both come back to /login/callback,

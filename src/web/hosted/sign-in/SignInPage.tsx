@@ -1,5 +1,5 @@
-import { useState } from 'react';
-import { Navigate, useLocation, useSearchParams } from 'react-router';
+import { useEffect, useState } from 'react';
+import { Navigate, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { isChallenge, type Challenge, type SignInResult } from '../../api/types.ts';
 import { useSession } from '../../session/SessionProvider.tsx';
 import { initialWorkspace } from '../../session/workspace-memory.ts';
@@ -9,19 +9,28 @@ import { CodeStep } from './CodeStep.tsx';
 import { ExternalSignIn } from './ExternalSignIn.tsx';
 import { nextPath } from './next-path.ts';
 import { PasswordStep } from './PasswordStep.tsx';
-import { refusalOf } from './returned-refusal.ts';
+import { refusalOf, shownOnce } from './returned-refusal.ts';
 import { useFinishSignIn } from './use-finish-sign-in.ts';
 
 /**
  * /login: the dashboard's own sign-in (applications signing people in use /oauth/authorize's hosted page).
  * A social or SSO sign-in of this tab that came back refused lands here again (returned-refusal.ts):
- * its message beside the form it started from, the email filled in as it was.
+ * its message beside the form it started from, once, the email filled in as it was.
  */
 export function SignInPage() {
   const [search] = useSearchParams();
   const location = useLocation();
   const { signedIn } = useSession();
   const [refusal] = useState(() => refusalOf(location.state));
+  const navigate = useNavigate();
+  const { pathname, search: query, hash, state: entry } = location;
+  useEffect(() => {
+    // Shown once: the entry keeps the form as it was left but not the message, so a reload, or Back to
+    // this entry after leaving it, shows the form without a refusal that is over.
+    // (A signed-in tab is on its way elsewhere: not brought back here.)
+    const kept = refusalOf(entry);
+    if (kept?.message && !signedIn) navigate({ pathname, search: query, hash }, { replace: true, state: shownOnce(kept) });
+  }, [entry, navigate, pathname, query, hash, signedIn]);
   const [workspaceId, setWorkspaceId] = useState(() => initialWorkspace(search));
   const [email, setEmail] = useState(refusal?.email ?? '');
   const [challenge, setChallenge] = useState<Challenge | null>(null);
