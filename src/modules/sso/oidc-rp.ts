@@ -84,6 +84,9 @@ export async function providerConfiguration(endpoint: ProviderEndpoint, options:
   } else {
     throw new AppError('BAD_REQUEST', 'The provider has neither an issuer nor endpoints');
   }
+  // An id_token's signature is checked against the provider's published keys (jwks_uri), not only its
+  // claims: openid-client leaves that to TLS unless asked (OpenID Connect Core 3.1.3.7, item 6).
+  client.enableNonRepudiationChecks(config);
   discovered.set(key, { config, until: Date.now() + DISCOVERY_TTL_MS });
   return config;
 }
@@ -166,7 +169,7 @@ const CLIENT_REMEDY = "Correct the client ID and secret in the sign-in settings,
 
 /**
  * The identity provider's configuration is wrong, so waiting will not help: its discovery document is
- * missing (a 4xx), not a JSON object, lacks the authorization or token endpoint, or names another issuer
+ * missing (a 4xx), not a JSON object, lacks the authorization or token endpoint or the jwks_uri, or names another issuer
  * than the one configured (often the issuer typed into the provider's settings is not quite the
  * provider's); or, at the callback, an endpoint it names answers what no provider answers (a 4xx that
  * is no OAuth error, an HTML page, a body that is not JSON, a 200 without the token) or refuses the
@@ -212,16 +215,19 @@ function oauthErrorOf(error: unknown): string | undefined {
 }
 
 /** The answers of the chain of an error: the Response it could not use, the codes and messages on the way. */
-function answerChain(error: unknown): { response?: Response; codes: unknown[]; messages: string[] } {
-  const found: { response?: Response; codes: unknown[]; messages: string[] } = { codes: [], messages: [] };
+function answerChain(error: unknown): { response?: Response; codes: unknown[]; messages: string[]; alg?: string } {
+  const found: { response?: Response; codes: unknown[]; messages: string[]; alg?: string } = { codes: [], messages: [] };
   let current = error;
   for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
     if (current instanceof Response) {
       found.response = current;
       break;
     }
-    found.codes.push((current as { code?: unknown }).code);
+    const { code, alg } = current as { code?: unknown; alg?: unknown };
+    found.codes.push(code);
     if (current instanceof Error) found.messages.push(current.message);
+    // oauth4webapi's "unsupported JWS algorithm" keeps the id_token's `alg` as its cause.
+    if (typeof alg === 'string') found.alg = alg;
     current = (current as { cause?: unknown }).cause;
   }
   return found;
@@ -245,7 +251,13 @@ function answerProblem(error: unknown, where: string, isTokenEndpoint: boolean):
       ? { problem: `${where} refused this service's client credentials (HTTP 401)`, remedy: CLIENT_REMEDY }
       : null;
   }
-  const { response, codes, messages } = answerChain(error);
+  const { response, codes, messages, alg } = answerChain(error);
+  if (alg?.startsWith('HS')) {
+    return {
+      problem: `${where} issued an id_token signed with ${alg.slice(0, 16)}, a shared secret, where this service checks id_tokens with the keys of its jwks_uri`,
+      remedy: "Set the client's id_token signing algorithm at the provider to RS256 or another asymmetric one",
+    };
+  }
   if (response && response.status !== 200) return { problem: `${where} answered HTTP ${response.status}`, remedy: ENDPOINT_REMEDY };
   if (response || codes.includes('OAUTH_RESPONSE_IS_NOT_JSON') || codes.includes('OAUTH_PARSE_ERROR')) {
     return { problem: `${where} answered something that is not JSON`, remedy: ENDPOINT_REMEDY };
@@ -308,9 +320,13 @@ function discoveryProblem(error: unknown, issuer: URL): string {
   return `${where} could not be used (${userinfo ? detail.replaceAll(userinfo, '') : detail})`;
 }
 
-/** The endpoints a sign-in needs that the document does not name, as a problem; null when it names both. */
+/**
+ * The endpoints a sign-in needs that the document does not name, as a problem; null when it names them
+ * all. Every provider found by discovery signs in with an id_token, whose signature is checked with the
+ * keys of `jwks_uri` (OpenID Connect Discovery 1.0 §3 requires it too).
+ */
 function missingEndpoints(metadata: client.ServerMetadata): string | null {
-  const missing = (['authorization_endpoint', 'token_endpoint'] as const).filter((name) => typeof metadata[name] !== 'string');
+  const missing = (['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const).filter((name) => typeof metadata[name] !== 'string');
   return missing.length === 0 ? null : `its discovery document has no ${missing.join(' or ')}`;
 }
 
@@ -422,8 +438,8 @@ export interface ProviderIdentity {
 
 /**
  * Redeems the code at the provider: openid-client checks the state, the PKCE verifier, and for
- * OpenID providers the id_token's signature, issuer, audience, expiry and nonce. What the endpoints
- * answer is classified by `askEndpoints`.
+ * OpenID providers the id_token's signature (with the keys of its jwks_uri), issuer, audience, expiry
+ * and nonce. What the endpoints answer is classified by `askEndpoints`.
  */
 export async function redeemCode(
   config: client.Configuration,

@@ -25,7 +25,7 @@ const INVALID_TOKEN = error('INVALID_TOKEN: no workspace_id or X-Tenant-ID, and 
 const NOT_FOUND = error('NOT_FOUND: no such workspace, or the provider or organization does not sign in there');
 
 const PROVIDER_MISCONFIGURED = error(
-  'INTERNAL: the OpenID provider’s discovery document is wrong (missing, not JSON, without an authorization or token endpoint, another issuer); the message names the issuer and the problem; no Retry-After, retrying will not help',
+  'INTERNAL: the OpenID provider’s discovery document is wrong (missing, not JSON, without an authorization endpoint, token endpoint or jwks_uri, another issuer); the message names the issuer and the problem; no Retry-After, retrying will not help',
 );
 const PROVIDER_DOWN = error(
   'UNAVAILABLE: the identity provider cannot be reached, answers 5xx or 429, or does not answer in time; Retry-After',

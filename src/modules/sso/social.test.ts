@@ -892,6 +892,49 @@ describe('social sign-in through a generic OpenID provider', () => {
     }
   });
 
+  it('checks the id_token’s signature with the keys of the provider’s jwks_uri: a forged one is refused; no jwks_uri, a JWKS that is no JSON or a secret-signed id_token is misconfigured, a JWKS down an outage', async () => {
+    const fake = await startFakeDiscovery();
+    try {
+      const own = await createWorkspace(app, 'Signatures');
+      // Signed with a key the provider does not publish, under its key's kid: the answer does not verify.
+      const forged = await throughFake(fake, own, (f) => (f.idTokenKey = 'unpublished'));
+      expect([forged.result?.get('error'), forged.result?.get('code'), forged.result?.get('state')]).toEqual([
+        'access_denied',
+        null,
+        'app-5',
+      ]);
+      expect(forged.reason).toBe('provider_error');
+
+      // A discovery document without jwks_uri is refused at the start, like one without token_endpoint.
+      const noKeys = await throughFake(fake, own, (f) => (f.fault = 'no_jwks_uri'));
+      const { started } = noKeys;
+      expect([started.status, started.body.error?.code, started.headers.get('retry-after')]).toEqual([500, 'INTERNAL', null]);
+      expect(started.body.error.message).toContain(fake.issuer);
+      expect(started.body.error.message).toMatch(/its discovery document has no jwks_uri/);
+
+      const misconfigured: [(f: FakeDiscovery) => void, RegExp][] = [
+        [(f) => (f.jwks = 'not_found'), /its JWKS \(jwks_uri http:\/\/127\.0\.0\.1:\d+\/jwks\) answered HTTP 404/],
+        [(f) => (f.jwks = 'html'), /its JWKS .* answered something that is not JSON/],
+        [(f) => (f.idTokenKey = 'client_secret'), /id_token signed with HS256.*Set the client's id_token signing algorithm/],
+      ];
+      for (const [set, problem] of misconfigured) {
+        const { result, reason } = await throughFake(fake, own, set);
+        expect([result?.get('error'), result?.get('state'), reason], String(problem)).toEqual([
+          'server_error',
+          'app-5',
+          'provider_misconfigured',
+        ]);
+        expect(result?.get('error_description'), String(problem)).toMatch(problem);
+      }
+      for (const fault of ['down', 'rate_limited', 'unreachable'] as const) {
+        const { result, reason } = await throughFake(fake, own, (f) => (f.jwks = fault));
+        expect([result?.get('error'), reason], fault).toEqual(['temporarily_unavailable', 'provider_unavailable']);
+      }
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('never repeats credentials written into an issuer URL in a misconfiguration message, which any caller of the start reads', async () => {
     const fake = await startFakeDiscovery();
     try {

@@ -365,7 +365,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
     }
   });
 
-  it('tells the app what went wrong at the organization’s IdP after the browser came back: server_error naming a token or userinfo endpoint that answers wrongly or refuses the client, temporarily_unavailable when down, invalid_grant access_denied', async () => {
+  it('tells the app what went wrong at the organization’s IdP after the browser came back: server_error naming a token endpoint or JWKS that answers wrongly or refuses the client, temporarily_unavailable when down; a forged id_token or no jwks_uri is refused', async () => {
     const fake = await startFakeDiscovery();
     try {
       const org = await organization('Faulty IdP', 'faulty-idp.example');
@@ -400,8 +400,11 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
         [(f) => (f.token = 'html'), 'server_error', /its token endpoint .* answered something that is not JSON/],
         [(f) => (f.token = 'invalid_client'), 'server_error', /refused this service's client \(invalid_client\)/],
         [(f) => (f.userinfo = 'redirect'), 'server_error', /its userinfo endpoint .* answered HTTP 302/],
+        [(f) => (f.jwks = 'not_found'), 'server_error', /its JWKS \(jwks_uri .*\/jwks\) answered HTTP 404/],
         [(f) => (f.token = 'down'), 'temporarily_unavailable', null],
+        [(f) => (f.jwks = 'down'), 'temporarily_unavailable', null],
         [(f) => (f.token = 'invalid_grant'), 'access_denied', null],
+        [(f) => (f.idTokenKey = 'unpublished'), 'access_denied', null],
       ];
       for (const [set, error, problem] of cases) {
         const { result } = await through(set);
@@ -411,12 +414,19 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
           expect(result?.get('error_description'), String(set)).toMatch(problem);
         }
       }
-      const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=6', { token: ws.apiKey });
+      const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=9', { token: ws.apiKey });
       expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason).reverse()).toEqual([
-        ...Array(4).fill('provider_misconfigured'),
+        ...Array(5).fill('provider_misconfigured'),
+        'provider_unavailable',
         'provider_unavailable',
         'provider_error',
+        'provider_error',
       ]);
+
+      // A discovery document that lost its jwks_uri after the portal saved it: refused at the start.
+      const { started } = await through((f) => (f.fault = 'no_jwks_uri'));
+      expect([started.status, started.body.error?.code, started.headers.get('retry-after')]).toEqual([500, 'INTERNAL', null]);
+      expect(started.body.error.message).toMatch(/its discovery document has no jwks_uri/);
     } finally {
       await fake.close();
     }
