@@ -16,6 +16,10 @@ describe('social sign-in with the GitHub preset', () => {
   let github: Server;
   let githubUrl: string;
   let emails: { email: string; primary: boolean; verified: boolean }[] = [];
+  /** What the server gets wrong: its token endpoint or its API answering as no GitHub does, down, or refusing. */
+  let fault:
+    'none' | 'token_page' | 'token_wrong_secret' | 'token_expired_code' | 'api_not_found' | 'api_page' | 'api_down' | 'api_rate_limit' =
+    'none';
   const issued = new Map<string, string>();
 
   beforeAll(async () => {
@@ -36,6 +40,25 @@ describe('social sign-in with the GitHub preset', () => {
         res.writeHead(302, { location: back.href });
         res.end();
         return;
+      }
+      if (url.pathname === '/login/oauth/access_token' && fault === 'token_page') {
+        return void res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Page not found</h1>');
+      }
+      // GitHub answers its token endpoint's errors with a 200.
+      if (url.pathname === '/login/oauth/access_token' && fault === 'token_wrong_secret')
+        return json(200, { error: 'incorrect_client_credentials' });
+      if (url.pathname === '/login/oauth/access_token' && fault === 'token_expired_code')
+        return json(200, { error: 'bad_verification_code' });
+      if (url.pathname.startsWith('/api/v3/') && fault === 'api_not_found') {
+        return void res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Page not found</h1>');
+      }
+      if (url.pathname.startsWith('/api/v3/') && fault === 'api_page') {
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Sign in to continue</html>');
+      }
+      if (url.pathname.startsWith('/api/v3/') && fault === 'api_down') return json(502, { message: 'Server Error' });
+      if (url.pathname.startsWith('/api/v3/') && fault === 'api_rate_limit') {
+        res.writeHead(403, { 'content-type': 'application/json', 'x-ratelimit-remaining': '0' });
+        return void res.end(JSON.stringify({ message: 'API rate limit exceeded' }));
       }
       if (url.pathname === '/login/oauth/access_token') {
         let body = '';
@@ -98,5 +121,28 @@ describe('social sign-in with the GitHub preset', () => {
     emails = [{ email: uniqueEmail('unverified'), primary: true, verified: false }];
     const location = await signInThroughGitHub();
     expect(location.searchParams.get('error')).toBe('access_denied');
+  });
+
+  it('tells the app server_error, naming it, when the GitHub host answers as no GitHub does or refuses the client; temporarily_unavailable when it is down; access_denied for an expired code', async () => {
+    emails = [{ email: uniqueEmail('faulty'), primary: true, verified: true }];
+    const cases: [typeof fault, string, RegExp | null][] = [
+      ['token_page', 'server_error', /its token endpoint \(http:\/\/127\.0\.0\.1:\d+\/login\/oauth\/access_token\) answered HTTP 404/],
+      ['token_wrong_secret', 'server_error', /refused this service's client \(incorrect_client_credentials\)/],
+      ['api_not_found', 'server_error', /its API \(http:\/\/127\.0\.0\.1:\d+\/api\/v3\/user\) answered HTTP 404.*github_base_url/],
+      ['api_page', 'server_error', /its API .* answered something that is not JSON/],
+      ['api_down', 'temporarily_unavailable', null],
+      ['api_rate_limit', 'temporarily_unavailable', null],
+      ['token_expired_code', 'access_denied', null],
+    ];
+    try {
+      for (const [which, error, problem] of cases) {
+        fault = which;
+        const location = await signInThroughGitHub();
+        expect(location.searchParams.get('error'), which).toBe(error);
+        if (problem) expect(location.searchParams.get('error_description'), which).toMatch(problem);
+      }
+    } finally {
+      fault = 'none';
+    }
   });
 });

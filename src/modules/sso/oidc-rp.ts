@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as client from 'openid-client';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
@@ -32,9 +33,16 @@ export interface RpOptions {
   allowPrivate: boolean;
 }
 
+/** The URLs the calls of one `askEndpoints` asked, in order: the last is the endpoint whose answer went wrong. */
+const asked = new AsyncLocalStorage<string[]>();
+
 /** The fetch every call to a provider makes: customer-named servers, so public addresses only unless allowed. */
 function fetchFor(options: RpOptions): client.CustomFetch {
-  return outboundFetch({ allowPrivate: options.allowPrivate });
+  const fetch = outboundFetch({ allowPrivate: options.allowPrivate });
+  return (url, init) => {
+    asked.getStore()?.push(url);
+    return fetch(url, init);
+  };
 }
 
 const DISCOVERY_TTL_MS = 10 * 60 * 1000;
@@ -76,12 +84,20 @@ export async function providerConfiguration(endpoint: ProviderEndpoint, options:
   } else {
     throw new AppError('BAD_REQUEST', 'The provider has neither an issuer nor endpoints');
   }
+  // An id_token's signature is checked against the provider's published keys (jwks_uri), not only its
+  // claims: openid-client leaves that to TLS unless asked (OpenID Connect Core 3.1.3.7, item 6).
+  client.enableNonRepudiationChecks(config);
   discovered.set(key, { config, until: Date.now() + DISCOVERY_TTL_MS });
   return config;
 }
 
+/** Forgets a provider's configuration, so the next sign-in reads its discovery again (after its admin mends it). */
+function forget(config: client.Configuration): void {
+  for (const [key, hit] of discovered) if (hit.config === config) discovered.delete(key);
+}
+
 /**
- * The identity provider is down: it could not be reached, answered 5xx, or did not answer in time. A
+ * The identity provider is down: it could not be reached, answered 5xx or 429, or did not answer in time. A
  * 503 to retry where the caller waits for an answer (a start); on a callback the app hears RFC 6749's
  * `temporarily_unavailable` (§4.1.2.1), not a refusal.
  */
@@ -114,18 +130,19 @@ const UNREACHABLE_CODES = new Set([
 
 /**
  * Whether an error of a call to a provider, or one of its causes, says the provider is down rather
- * than that it refused: a network failure, a timeout, or a 5xx answer (openid-client keeps the status
- * of an OAuth error body, and the Response itself for an answer it could not read).
+ * than that it refused: a network failure, a timeout, a 5xx answer, or a 429 (too many requests: it
+ * passes) (openid-client keeps the status of an OAuth error body, and the Response itself for an
+ * answer it could not read).
  */
 export function isProviderDown(error: unknown): boolean {
   let current = error;
   for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
-    if (current instanceof Response) return current.status >= 500;
+    if (current instanceof Response) return current.status >= 500 || current.status === 429;
     const { code, name, message, status } = current as { code?: unknown; name?: unknown; message?: unknown; status?: unknown };
     if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
     if (name === 'TimeoutError' || name === 'AbortError') return true;
     if (current instanceof TypeError && message === 'fetch failed') return true;
-    if (typeof status === 'number' && status >= 500) return true;
+    if (typeof status === 'number' && (status >= 500 || status === 429)) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;
@@ -143,20 +160,145 @@ export async function askProvider<T>(origin: string, run: () => Promise<T>): Pro
   }
 }
 
+/** What a misconfigured provider's admin is told to mend, by default: the issuer or the provider. */
+const ISSUER_REMEDY = "Correct the issuer in the sign-in settings or the provider's configuration";
+/** For an endpoint that answers wrongly: the provider's configuration, or the settings that lead to it. */
+const ENDPOINT_REMEDY = "Correct the provider's configuration or the sign-in settings";
+/** For a token endpoint that refuses the client itself: the client id and secret the workspace saved. */
+const CLIENT_REMEDY = "Correct the client ID and secret in the sign-in settings, or the client's registration at the provider";
+
 /**
  * The identity provider's configuration is wrong, so waiting will not help: its discovery document is
- * missing (a 4xx), not a JSON object, lacks the authorization or token endpoint, or names another issuer
+ * missing (a 4xx), not a JSON object, lacks the authorization or token endpoint or the jwks_uri, or names another issuer
  * than the one configured (often the issuer typed into the provider's settings is not quite the
- * provider's). A 500 that names the issuer and the problem, without `Retry-After`; on a callback the app
- * hears RFC 6749's `server_error` with that description.
+ * provider's); or, at the callback, an endpoint it names answers what no provider answers (a 4xx that
+ * is no OAuth error, an HTML page, a body that is not JSON, a 200 without the token) or refuses the
+ * workspace's client (`invalid_client`). A 500 that names the issuer and the problem, without
+ * `Retry-After`; on a callback the app hears RFC 6749's `server_error` with that description.
  */
 export class ProviderMisconfigured extends AppError {
-  constructor(issuer: string, problem: string, cause?: unknown) {
-    super(
-      'INTERNAL',
-      `The identity provider with issuer ${issuer} is misconfigured: ${problem}. Correct the issuer in the sign-in settings or the provider's configuration; retrying will not help`,
-      { cause },
-    );
+  constructor(issuer: string, problem: string, cause?: unknown, remedy = ISSUER_REMEDY) {
+    super('INTERNAL', `The identity provider with issuer ${issuer} is misconfigured: ${problem}. ${remedy}; retrying will not help`, {
+      cause,
+    });
+  }
+}
+
+/** A URL as a message may show it: without the credentials it may carry. */
+export function withoutCredentials(raw: string): string {
+  const url = new URL(raw);
+  url.username = '';
+  url.password = '';
+  return url.pathname === '/' && !url.search ? url.origin : url.href;
+}
+
+/**
+ * OAuth errors of a token endpoint (RFC 6749 §5.2) that say the workspace's client is wrong, not the
+ * person's code: a wrong secret or client id, a client not allowed the code grant; GitHub says
+ * `incorrect_client_credentials`. `invalid_grant` (a code expired, used or not this client's) and the
+ * others stay refusals of this one sign-in.
+ */
+const CLIENT_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type', 'incorrect_client_credentials']);
+
+/** The OAuth error code of an answer, if it was one: a 4xx error body, or a 200 carrying `error` (GitHub's way). */
+function oauthErrorOf(error: unknown): string | undefined {
+  if (error instanceof client.ResponseBodyError) return error.error;
+  let current = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
+    const body = (current as { body?: unknown }).body;
+    if (typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'string') {
+      return (body as { error: string }).error;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** The answers of the chain of an error: the Response it could not use, the codes and messages on the way. */
+function answerChain(error: unknown): { response?: Response; codes: unknown[]; messages: string[]; alg?: string } {
+  const found: { response?: Response; codes: unknown[]; messages: string[]; alg?: string } = { codes: [], messages: [] };
+  let current = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth += 1) {
+    if (current instanceof Response) {
+      found.response = current;
+      break;
+    }
+    const { code, alg } = current as { code?: unknown; alg?: unknown };
+    found.codes.push(code);
+    if (current instanceof Error) found.messages.push(current.message);
+    // oauth4webapi's "unsupported JWS algorithm" keeps the id_token's `alg` as its cause.
+    if (typeof alg === 'string') found.alg = alg;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return found;
+}
+
+/**
+ * What an endpoint's answer (`where`, the endpoint named for a message) got wrong that waiting will not
+ * mend, or null when the answer is a refusal (an OAuth error of the person's sign-in, a challenge) or
+ * did not verify (a token's signature or claims): those stay as they are.
+ */
+function answerProblem(error: unknown, where: string, isTokenEndpoint: boolean): { problem: string; remedy: string } | null {
+  const oauthError = oauthErrorOf(error);
+  if (oauthError !== undefined) {
+    return isTokenEndpoint && CLIENT_ERRORS.has(oauthError)
+      ? { problem: `${where} refused this service's client (${oauthError.slice(0, 64)})`, remedy: CLIENT_REMEDY }
+      : null;
+  }
+  if (error instanceof client.WWWAuthenticateChallengeError) {
+    // A token endpoint's 401 is its client authentication failing (RFC 6749 §5.2); elsewhere, the token's refusal.
+    return isTokenEndpoint && error.status === 401
+      ? { problem: `${where} refused this service's client credentials (HTTP 401)`, remedy: CLIENT_REMEDY }
+      : null;
+  }
+  const { response, codes, messages, alg } = answerChain(error);
+  if (alg?.startsWith('HS')) {
+    return {
+      problem: `${where} issued an id_token signed with ${alg.slice(0, 16)}, a shared secret, where this service checks id_tokens with the keys of its jwks_uri`,
+      remedy: "Set the client's id_token signing algorithm at the provider to RS256 or another asymmetric one",
+    };
+  }
+  if (response && response.status !== 200) return { problem: `${where} answered HTTP ${response.status}`, remedy: ENDPOINT_REMEDY };
+  if (response || codes.includes('OAUTH_RESPONSE_IS_NOT_JSON') || codes.includes('OAUTH_PARSE_ERROR')) {
+    return { problem: `${where} answered something that is not JSON`, remedy: ENDPOINT_REMEDY };
+  }
+  const member = messages.map((message) => /^"response" body "([^"]+)" property/.exec(message)?.[1]).find(Boolean);
+  if (member) return { problem: `${where} answered without a usable ${member}`, remedy: ENDPOINT_REMEDY };
+  return null;
+}
+
+/** The endpoint of the provider a URL is, for a message. */
+function endpointNamed(metadata: client.ServerMetadata, url: string): string {
+  const href = new URL(url).href;
+  const is = (endpoint: string | undefined) => endpoint !== undefined && new URL(endpoint).href === href;
+  const shown = withoutCredentials(url);
+  if (is(metadata.token_endpoint)) return `its token endpoint (${shown})`;
+  if (is(metadata.userinfo_endpoint)) return `its userinfo endpoint (${shown})`;
+  if (is(metadata.jwks_uri)) return `its JWKS (jwks_uri ${shown})`;
+  return `its endpoint ${shown}`;
+}
+
+/**
+ * Runs calls of openid-client to the provider's endpoints (token, userinfo): down is
+ * `ProviderUnavailable`; an answer that cannot work is `ProviderMisconfigured` naming the endpoint (and
+ * the configuration is forgotten, so a mended discovery document is read at the next sign-in); a
+ * refusal, or an answer that does not verify, stays as it is.
+ */
+async function askEndpoints<T>(config: client.Configuration, run: () => Promise<T>): Promise<T> {
+  const metadata = config.serverMetadata();
+  const urls: string[] = [];
+  try {
+    return await asked.run(urls, () => askProvider(new URL(metadata.issuer).origin, run));
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    // Nothing asked yet (the callback's own parameters were refused): no endpoint to blame.
+    const last = urls.at(-1);
+    if (last === undefined) throw error;
+    const isTokenEndpoint = metadata.token_endpoint !== undefined && new URL(last).href === new URL(metadata.token_endpoint).href;
+    const found = answerProblem(error, endpointNamed(metadata, last), isTokenEndpoint);
+    if (!found) throw error;
+    forget(config);
+    throw new ProviderMisconfigured(withoutCredentials(metadata.issuer), found.problem, error, found.remedy);
   }
 }
 
@@ -178,9 +320,13 @@ function discoveryProblem(error: unknown, issuer: URL): string {
   return `${where} could not be used (${userinfo ? detail.replaceAll(userinfo, '') : detail})`;
 }
 
-/** The endpoints a sign-in needs that the document does not name, as a problem; null when it names both. */
+/**
+ * The endpoints a sign-in needs that the document does not name, as a problem; null when it names them
+ * all. Every provider found by discovery signs in with an id_token, whose signature is checked with the
+ * keys of `jwks_uri` (OpenID Connect Discovery 1.0 §3 requires it too).
+ */
 function missingEndpoints(metadata: client.ServerMetadata): string | null {
-  const missing = (['authorization_endpoint', 'token_endpoint'] as const).filter((name) => typeof metadata[name] !== 'string');
+  const missing = (['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const).filter((name) => typeof metadata[name] !== 'string');
   return missing.length === 0 ? null : `its discovery document has no ${missing.join(' or ')}`;
 }
 
@@ -191,10 +337,7 @@ function missingEndpoints(metadata: client.ServerMetadata): string | null {
  */
 async function discover(issuer: URL, clientId: string, clientSecret: string, options: RpOptions): Promise<client.Configuration> {
   // The message reaches whoever calls the start, so never with credentials an issuer URL may carry.
-  const shown = new URL(issuer);
-  shown.username = '';
-  shown.password = '';
-  const named = shown.pathname === '/' ? shown.origin : shown.href;
+  const named = withoutCredentials(issuer.href);
   let config: client.Configuration;
   try {
     config = await client.discovery(issuer, clientId, clientSecret, undefined, {
@@ -205,8 +348,7 @@ async function discover(issuer: URL, clientId: string, clientSecret: string, opt
   } catch (error) {
     const refused = privateTargetIn(error);
     if (refused) throw refused;
-    const { cause } = error as { cause?: unknown };
-    if (isProviderDown(error) || (cause instanceof Response && cause.status === 429)) throw new ProviderUnavailable(issuer.origin, error);
+    if (isProviderDown(error)) throw new ProviderUnavailable(issuer.origin, error);
     throw new ProviderMisconfigured(named, discoveryProblem(error, issuer), error);
   }
   const problem = missingEndpoints(config.serverMetadata());
@@ -296,15 +438,15 @@ export interface ProviderIdentity {
 
 /**
  * Redeems the code at the provider: openid-client checks the state, the PKCE verifier, and for
- * OpenID providers the id_token's signature, issuer, audience, expiry and nonce.
+ * OpenID providers the id_token's signature (with the keys of its jwks_uri), issuer, audience, expiry
+ * and nonce. What the endpoints answer is classified by `askEndpoints`.
  */
 export async function redeemCode(
   config: client.Configuration,
   callbackUrl: URL,
   checks: { state: string; codeVerifier: string; nonce: string | null },
 ): Promise<ProviderIdentity> {
-  const origin = new URL(config.serverMetadata().issuer).origin;
-  const tokens = await askProvider(origin, () =>
+  const tokens = await askEndpoints(config, () =>
     client.authorizationCodeGrant(config, callbackUrl, {
       expectedState: checks.state,
       pkceCodeVerifier: checks.codeVerifier,
@@ -317,7 +459,7 @@ export async function redeemCode(
   }
   let profile: Record<string, unknown> = { ...claims };
   if (config.serverMetadata().userinfo_endpoint) {
-    const info = await askProvider(origin, () => client.fetchUserInfo(config, tokens.access_token, claims.sub));
+    const info = await askEndpoints(config, () => client.fetchUserInfo(config, tokens.access_token, claims.sub));
     profile = { ...info, ...profile };
   }
   return {

@@ -8,7 +8,7 @@ import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn, someIp } from '../../../test/helpers/auth.ts';
 import { call as send, type CallOptions } from '../../../test/helpers/http.ts';
-import { startFakeDiscovery, type DiscoveryFault } from '../../../test/helpers/fake-discovery.ts';
+import { startFakeDiscovery, type DiscoveryFault, type EndpointFault, type FakeDiscovery } from '../../../test/helpers/fake-discovery.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -781,6 +781,155 @@ describe('social sign-in through a generic OpenID provider', () => {
         token: own.apiKey,
       });
       expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason)).toEqual(['provider_misconfigured']);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  /**
+   * A sign-in through the fake provider as `set` leaves it (its faults reset first), each with a client id
+   * of its own (the configuration is kept per issuer and client): the app's redirect, and the audit
+   * reason of the failure it was (if it was one).
+   */
+  async function throughFake(
+    fake: FakeDiscovery,
+    own: TestWorkspace,
+    set: (fake: FakeDiscovery) => void,
+    clientId = `fake-client-${randomBytes(6).toString('hex')}`,
+  ) {
+    Object.assign(fake, {
+      fault: 'none',
+      token: 'none',
+      userinfo: 'none',
+      jwks: 'none',
+      idTokenKey: 'published',
+      tokenEndpoint: undefined,
+    });
+    set(fake);
+    const put = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
+      token: own.apiKey,
+      body: { client_id: clientId, client_secret: 'fake-client-secret-of-thirty-two-bytes', issuer: fake.issuer },
+    });
+    expect(put.status).toBeLessThan(300);
+    const started = await call(app, 'GET', `/api/v1/auth/oauth/oidc/start?workspace_id=${own.id}&state=app-5`);
+    if (started.status !== 302) return { started, result: null, reason: null };
+    const back = await fake.authorize(started.headers.get('location') as string);
+    const res = await call(app, 'GET', onApp(back));
+    expect(res.status).toBe(303);
+    const result = new URL(res.headers.get('location') as string).searchParams;
+    const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=1', { token: own.apiKey });
+    const reason = result.has('error') ? (audit.body.data[0]?.details.reason as string) : null;
+    return { started, result, reason };
+  }
+
+  it('tells the app what went wrong at the provider’s token and userinfo endpoints: another server’s page or a refused client is server_error naming it, an outage temporarily_unavailable, invalid_grant access_denied', async () => {
+    const fake = await startFakeDiscovery();
+    try {
+      const own = await createWorkspace(app, 'Endpoints');
+      // A provider that answers rightly: the sign-in goes through.
+      const fine = await throughFake(fake, own, () => undefined);
+      expect(fine.result?.get('code'), JSON.stringify(fine.started.body)).toBeTruthy();
+
+      const misconfigured: ['token' | 'userinfo', EndpointFault, RegExp][] = [
+        ['token', 'not_found', /its token endpoint \(http:\/\/127\.0\.0\.1:\d+\/token\) answered HTTP 404/],
+        ['token', 'method_not_allowed', /token endpoint .* answered HTTP 405/],
+        ['token', 'redirect', /token endpoint .* answered HTTP 302/],
+        ['token', 'html', /token endpoint .* answered something that is not JSON/],
+        ['token', 'not_json', /token endpoint .* answered something that is not JSON/],
+        ['token', 'no_access_token', /token endpoint .* answered without a usable access_token/],
+        ['token', 'no_id_token', /token endpoint .* answered without a usable id_token/],
+        [
+          'token',
+          'invalid_client',
+          /token endpoint .* refused this service's client \(invalid_client\)\. Correct the client ID and secret/,
+        ],
+        ['userinfo', 'not_found', /its userinfo endpoint \(.*\/userinfo\) answered HTTP 404/],
+        ['userinfo', 'html', /userinfo endpoint .* answered something that is not JSON/],
+      ];
+      // The operator hears of each in the log, as of a wrong discovery document.
+      const warned = vi.spyOn(app.deps.log, 'warn');
+      for (const [endpoint, fault, problem] of misconfigured) {
+        warned.mockClear();
+        const { result, reason } = await throughFake(fake, own, (f) => (f[endpoint] = fault));
+        const label = `${endpoint} ${fault}`;
+        expect([result?.get('error'), result?.get('state'), reason], label).toEqual(['server_error', 'app-5', 'provider_misconfigured']);
+        expect(result?.get('error_description'), label).toContain(`issuer ${fake.issuer} is misconfigured`);
+        expect(result?.get('error_description'), label).toMatch(problem);
+        expect(warned, label).toHaveBeenCalledWith('external sign-in: the identity provider is misconfigured', {
+          error: result?.get('error_description'),
+        });
+      }
+      warned.mockRestore();
+
+      const down: ['token' | 'userinfo', EndpointFault][] = [
+        ['token', 'down'],
+        ['token', 'rate_limited'],
+        ['token', 'unreachable'],
+        ['userinfo', 'down'],
+        ['userinfo', 'rate_limited'],
+      ];
+      for (const [endpoint, fault] of down) {
+        const { result, reason } = await throughFake(fake, own, (f) => (f[endpoint] = fault));
+        expect([result?.get('error'), result?.get('state'), reason], `${endpoint} ${fault}`).toEqual([
+          'temporarily_unavailable',
+          'app-5',
+          'provider_unavailable',
+        ]);
+      }
+
+      // A token endpoint the provider's document names wrongly, then mends: the next sign-in reads the mended document.
+      const mended = `mended-${randomBytes(6).toString('hex')}`;
+      const wrongPath = await throughFake(fake, own, (f) => (f.tokenEndpoint = `${f.issuer}/oauth2/grant`), mended);
+      expect(wrongPath.result?.get('error_description')).toMatch(/its token endpoint \(.*\/oauth2\/grant\) answered HTTP 404/);
+      expect((await throughFake(fake, own, () => undefined, mended)).result?.get('code')).toBeTruthy();
+
+      // The person's code refused (expired, used): a refusal of this sign-in, as before.
+      const refused = await throughFake(fake, own, (f) => (f.token = 'invalid_grant'));
+      expect([refused.result?.get('error'), refused.result?.get('state')]).toEqual(['access_denied', 'app-5']);
+      expect(refused.reason).not.toMatch(/provider_(misconfigured|unavailable)/);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('checks the id_token’s signature with the keys of the provider’s jwks_uri: a forged one is refused; no jwks_uri, a JWKS that is no JSON or a secret-signed id_token is misconfigured, a JWKS down an outage', async () => {
+    const fake = await startFakeDiscovery();
+    try {
+      const own = await createWorkspace(app, 'Signatures');
+      // Signed with a key the provider does not publish, under its key's kid: the answer does not verify.
+      const forged = await throughFake(fake, own, (f) => (f.idTokenKey = 'unpublished'));
+      expect([forged.result?.get('error'), forged.result?.get('code'), forged.result?.get('state')]).toEqual([
+        'access_denied',
+        null,
+        'app-5',
+      ]);
+      expect(forged.reason).toBe('provider_error');
+
+      // A discovery document without jwks_uri is refused at the start, like one without token_endpoint.
+      const noKeys = await throughFake(fake, own, (f) => (f.fault = 'no_jwks_uri'));
+      const { started } = noKeys;
+      expect([started.status, started.body.error?.code, started.headers.get('retry-after')]).toEqual([500, 'INTERNAL', null]);
+      expect(started.body.error.message).toContain(fake.issuer);
+      expect(started.body.error.message).toMatch(/its discovery document has no jwks_uri/);
+
+      const misconfigured: [(f: FakeDiscovery) => void, RegExp][] = [
+        [(f) => (f.jwks = 'not_found'), /its JWKS \(jwks_uri http:\/\/127\.0\.0\.1:\d+\/jwks\) answered HTTP 404/],
+        [(f) => (f.jwks = 'html'), /its JWKS .* answered something that is not JSON/],
+        [(f) => (f.idTokenKey = 'client_secret'), /id_token signed with HS256.*Set the client's id_token signing algorithm/],
+      ];
+      for (const [set, problem] of misconfigured) {
+        const { result, reason } = await throughFake(fake, own, set);
+        expect([result?.get('error'), result?.get('state'), reason], String(problem)).toEqual([
+          'server_error',
+          'app-5',
+          'provider_misconfigured',
+        ]);
+        expect(result?.get('error_description'), String(problem)).toMatch(problem);
+      }
+      for (const fault of ['down', 'rate_limited', 'unreachable'] as const) {
+        const { result, reason } = await throughFake(fake, own, (f) => (f.jwks = fault));
+        expect([result?.get('error'), reason], fault).toEqual(['temporarily_unavailable', 'provider_unavailable']);
+      }
     } finally {
       await fake.close();
     }

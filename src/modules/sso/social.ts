@@ -7,7 +7,14 @@ import { newId } from '../../core/ids.ts';
 import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
 import { mask, secretDiffers } from './connections.ts';
 import type { ServerMetadata } from 'openid-client';
-import { askProvider, ProviderUnavailable, type ProviderEndpoint, type ProviderIdentity } from './oidc-rp.ts';
+import {
+  askProvider,
+  ProviderMisconfigured,
+  ProviderUnavailable,
+  withoutCredentials,
+  type ProviderEndpoint,
+  type ProviderIdentity,
+} from './oidc-rp.ts';
 import { SOCIAL_PROVIDERS, SocialProvider, type SocialProviderName } from './social-provider.entity.ts';
 import { canonicalEmail } from '../../core/addresses.ts';
 import { labelInput } from '../../core/labels.ts';
@@ -306,6 +313,28 @@ interface GitHubEmail {
   verified: boolean;
 }
 
+const GITHUB_REMEDY = 'Correct github_base_url in the sign-in settings';
+
+/**
+ * What GitHub's API answered: down (5xx, 429, or a 403 that says the rate limit is spent) is
+ * `ProviderUnavailable`; 401 or another 403 is the token's refusal; any other answer that is not a
+ * JSON 200 (a 404 of a host that is no GitHub, a redirect, an HTML page) is `ProviderMisconfigured`.
+ */
+async function githubAnswer<T>(res: Response, url: string, issuer: string): Promise<T> {
+  const spent = res.status === 403 && res.headers.get('x-ratelimit-remaining') === '0';
+  if (res.status >= 500 || res.status === 429 || spent) throw new ProviderUnavailable(new URL(url).origin, res);
+  if (res.status === 401 || res.status === 403) throw new AppError('UNAUTHORIZED', 'GitHub did not return the user’s profile');
+  const misconfigured = (problem: string, cause?: unknown) =>
+    new ProviderMisconfigured(issuer, `its API (${withoutCredentials(url)}) ${problem}`, cause, GITHUB_REMEDY);
+  if (res.status !== 200) throw misconfigured(`answered HTTP ${res.status}`);
+  const text = await res.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch (error) {
+    throw misconfigured('answered something that is not JSON', error);
+  }
+}
+
 /**
  * GitHub has no id_token: the profile and the primary verified email come from its API (a GitHub
  * Enterprise host the workspace names: public addresses only unless `options.allowPrivate`).
@@ -320,11 +349,17 @@ export async function githubIdentity(row: SocialProvider, accessToken: string, o
       get(`${api}/user/emails`, { method: 'GET', headers, signal: AbortSignal.timeout(5000) }),
     ]),
   );
-  const down = [userRes, emailsRes].find((res) => res.status >= 500);
-  if (down) throw new ProviderUnavailable(new URL(api).origin, down);
-  if (!userRes.ok || !emailsRes.ok) throw new AppError('UNAUTHORIZED', 'GitHub did not return the user’s profile');
-  const user = (await userRes.json()) as Record<string, unknown>;
-  const emails = (await emailsRes.json()) as GitHubEmail[];
+  const issuer = withoutCredentials(row.config.issuer ?? 'https://github.com');
+  const user = await githubAnswer<Record<string, unknown>>(userRes, `${api}/user`, issuer);
+  const emails = await githubAnswer<GitHubEmail[]>(emailsRes, `${api}/user/emails`, issuer);
+  if (!Array.isArray(emails)) {
+    throw new ProviderMisconfigured(
+      issuer,
+      `its API (${withoutCredentials(`${api}/user/emails`)}) answered no list of addresses`,
+      undefined,
+      GITHUB_REMEDY,
+    );
+  }
   const primary = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified);
   return {
     issuer: row.config.issuer ?? 'https://github.com',

@@ -7,7 +7,7 @@ import { login, someIp } from '../../../test/helpers/auth.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { toldEvents } from '../../../test/helpers/events.ts';
 import { fixtureKey, idpMetadataXml, samlResponseXml, signSamlXml, toBase64 } from '../../../test/helpers/saml.ts';
-import { startFakeDiscovery } from '../../../test/helpers/fake-discovery.ts';
+import { startFakeDiscovery, type FakeDiscovery } from '../../../test/helpers/fake-discovery.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
@@ -360,6 +360,73 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
       fake.fault = 'down';
       const down = await start();
       expect([down.status, down.body.error?.code, down.headers.get('retry-after')]).toEqual([503, 'UNAVAILABLE', '30']);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('tells the app what went wrong at the organization’s IdP after the browser came back: server_error naming a token endpoint or JWKS that answers wrongly or refuses the client, temporarily_unavailable when down; a forged id_token or no jwks_uri is refused', async () => {
+    const fake = await startFakeDiscovery();
+    try {
+      const org = await organization('Faulty IdP', 'faulty-idp.example');
+      let clients = 0;
+      const through = async (set: (f: FakeDiscovery) => void) => {
+        Object.assign(fake, { fault: 'none', token: 'none', userinfo: 'none', jwks: 'none', idTokenKey: 'published' });
+        fake.claims = { sub: 'jo', email: 'jo@faulty-idp.example', email_verified: true };
+        // The portal tests the issuer before it saves, so the faults come after; a client of its own each time.
+        clients += 1;
+        const saved = await postForm('/portal/sso/oidc', await openPortal(org), {
+          issuer: fake.issuer,
+          client_id: `faulty-${clients}`,
+          client_secret: 'faulty-secret',
+        });
+        expect(saved.status).toBe(200);
+        set(fake);
+        const started = await call(app, 'GET', `/api/v1/auth/sso/start?workspace_id=${ws.id}&email=jo@faulty-idp.example&state=app-6`, {
+          headers: { 'x-forwarded-for': someIp() },
+        });
+        if (started.status !== 302) return { started, result: null };
+        const back = await fake.authorize(started.headers.get('location') as string);
+        const res = await call(app, 'GET', onApp(back), { headers: { 'x-forwarded-for': someIp() } });
+        expect(res.status).toBe(303);
+        return { started, result: new URL(res.headers.get('location') as string).searchParams };
+      };
+
+      const fine = await through(() => undefined);
+      expect(fine.result?.get('code'), JSON.stringify(fine.started.body)).toBeTruthy();
+
+      const cases: [(f: FakeDiscovery) => void, string, RegExp | null][] = [
+        [(f) => (f.token = 'not_found'), 'server_error', /its token endpoint \(.*\/token\) answered HTTP 404/],
+        [(f) => (f.token = 'html'), 'server_error', /its token endpoint .* answered something that is not JSON/],
+        [(f) => (f.token = 'invalid_client'), 'server_error', /refused this service's client \(invalid_client\)/],
+        [(f) => (f.userinfo = 'redirect'), 'server_error', /its userinfo endpoint .* answered HTTP 302/],
+        [(f) => (f.jwks = 'not_found'), 'server_error', /its JWKS \(jwks_uri .*\/jwks\) answered HTTP 404/],
+        [(f) => (f.token = 'down'), 'temporarily_unavailable', null],
+        [(f) => (f.jwks = 'down'), 'temporarily_unavailable', null],
+        [(f) => (f.token = 'invalid_grant'), 'access_denied', null],
+        [(f) => (f.idTokenKey = 'unpublished'), 'access_denied', null],
+      ];
+      for (const [set, error, problem] of cases) {
+        const { result } = await through(set);
+        expect([result?.get('error'), result?.get('state')], String(set)).toEqual([error, 'app-6']);
+        if (problem) {
+          expect(result?.get('error_description'), String(set)).toContain(fake.issuer);
+          expect(result?.get('error_description'), String(set)).toMatch(problem);
+        }
+      }
+      const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=9', { token: ws.apiKey });
+      expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason).reverse()).toEqual([
+        ...Array(5).fill('provider_misconfigured'),
+        'provider_unavailable',
+        'provider_unavailable',
+        'provider_error',
+        'provider_error',
+      ]);
+
+      // A discovery document that lost its jwks_uri after the portal saved it: refused at the start.
+      const { started } = await through((f) => (f.fault = 'no_jwks_uri'));
+      expect([started.status, started.body.error?.code, started.headers.get('retry-after')]).toEqual([500, 'INTERNAL', null]);
+      expect(started.body.error.message).toMatch(/its discovery document has no jwks_uri/);
     } finally {
       await fake.close();
     }
