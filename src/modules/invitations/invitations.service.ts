@@ -217,7 +217,10 @@ async function refuseInvitation(em: EntityManager, tokenHash: string, origin: Or
 /**
  * The invitee accepts: the invitation is consumed by one conditional UPDATE (pending, unexpired, and
  * no user has its address yet), the user is created with the invited role, and signed in (the answer
- * is a sign-in's).
+ * is a sign-in's). The address's lock is taken first, before the invitation's row, as every other path
+ * that gives the address a user or an invitation takes it (retire.ts): an invitation asked for
+ * meanwhile waits and finds this user (409). No other invitation of the address can be pending to
+ * retire: at most one is (`invitations_one_pending`), and it is this one.
  */
 export async function acceptInvitation(
   deps: AppDeps,
@@ -227,6 +230,12 @@ export async function acceptInvitation(
 ) {
   const now = deps.clock.now();
   const tokenHash = sha256(input.token);
+  // An invitation's workspace and address never change, so read unlocked they name the lock to take.
+  const [known] = await em.execute<{ workspace_id: string; email: string }[]>(
+    'select workspace_id, email from invitations where token_hash = ?',
+    [tokenHash],
+  );
+  if (known) await lockAddress(em, known.workspace_id, known.email);
   // A pending invitation always names its role (a check constraint): deleting the role revokes it.
   const [row] = await em.execute<{ id: string; workspace_id: string; email: string; role_id: string }[]>(
     `update invitations i set status = 'accepted', accepted_at = ?
