@@ -80,6 +80,19 @@ async function findInvitation(em: EntityManager, id: string): Promise<Invitation
 }
 
 /**
+ * The invitation, read again under its address's lock (retire.ts), for a change to it: an acceptance
+ * or a user's path of the address that began first has committed by then, so its status is the one to
+ * judge (read before the lock, an invitation accepted meanwhile was revoked, or resent, as pending).
+ */
+async function findInvitationToChange(scope: AuditScope, id: string): Promise<Invitation> {
+  const invitation = await findInvitation(scope.em, id);
+  await lockAddress(scope.em, scope.workspaceId, invitation.email);
+  const current = await scope.em.refresh(invitation);
+  if (!current) throw new AppError('NOT_FOUND', 'No such invitation');
+  return current;
+}
+
+/**
  * 409 when the workspace has a user with this address: an invitation to it could only fail. `field`
  * names the request field that sent the address, when the request sent it (a resend sends none).
  */
@@ -141,7 +154,7 @@ export async function createInvitation(
  * otherwise). An admin's call, so only the global limit paces it.
  */
 export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: string, now: Date) {
-  const invitation = await findInvitation(scope.em, id);
+  const invitation = await findInvitationToChange(scope, id);
   if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
   // A user created with the address since the invitation was sent: the new link could only answer 409.
   await assertNoUserWith(scope.em, invitation.email);
@@ -153,7 +166,7 @@ export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: str
 }
 
 export async function revokeInvitation(scope: AuditScope, id: string, now: Date) {
-  const invitation = await findInvitation(scope.em, id);
+  const invitation = await findInvitationToChange(scope, id);
   if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
   invitation.status = 'revoked';
   recordAudit(scope, { eventType: 'invitation.revoke', target: { type: 'invitation', id: invitation.id } });

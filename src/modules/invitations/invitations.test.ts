@@ -277,6 +277,40 @@ describe('invitations', () => {
   });
 
   /**
+   * A revocation and a resend of an invitation being accepted: each read it pending before the
+   * acceptance committed, then wrote over it. The revocation answered 200 and left it `revoked` with
+   * its `accepted_at` and user; the resend answered 200 `pending` and emailed a link that could only
+   * answer 401. Both now read it again under its address's lock: 409, accepted.
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'refuses (409) to revoke or resend an invitation being accepted at the same time; it stays accepted',
+    async () => {
+      // A workspace of its own: its refusals are audited rows with no target, which other tests' lists would meet.
+      const own = await createWorkspace(app);
+      for (const change of ['revoke', 'resend'] as const) {
+        const email = uniqueEmail(`accepted-and-${change}d`);
+        const invited = await invite({ email }, own.apiKey);
+        const id = invited.body.data.id;
+        const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+        const { accepted, other } = await acceptWhile(id, token, () =>
+          change === 'revoke'
+            ? call(app, 'DELETE', `/api/v1/invitations/${id}`, { token: own.apiKey })
+            : call(app, 'POST', `/api/v1/invitations/${id}/resend`, { token: own.apiKey }),
+        );
+        expect(accepted.status).toBe(200);
+        expect([change, other.status, other.body.error?.code, other.body.error?.message]).toEqual([
+          change,
+          409,
+          'CONFLICT',
+          'This invitation is accepted',
+        ]);
+        const read = await call(app, 'GET', `/api/v1/invitations/${id}`, { token: own.apiKey });
+        expect(read.body.data).toMatchObject({ status: 'accepted', user_id: accepted.body.data.user.id });
+      }
+    },
+  );
+
+  /**
    * An owner's invitation accepted while an owner is given its address and locked by one PATCH: the
    * PATCH takes the owner role's row (owner changes go one at a time) and the address's lock; the
    * acceptance needs the owner role's row too, to give its user the role. Taken owner row first, the
