@@ -7,8 +7,9 @@ import type { InvitationStatus } from './invitation.entity.ts';
  * Holds, to the transaction's end, the lock of an address in a workspace: taken by the invitation's
  * creation before it checks that no user has the address, by the invitation's acceptance before it
  * consumes the invitation, by its revocation and resend before they read its status again, and by
- * every way a user gets the address before it retires that address's invitations. Without it the two, at once, each found nothing of the other (neither committed yet),
- * and the address kept a user and a pending invitation.
+ * every way a user gets the address before it retires that address's invitations. Without it the
+ * two, at once, each found nothing of the other (neither committed yet), and the address kept a user
+ * and a pending invitation.
  *
  * Lock order: this lock first, before any row lock the transaction takes. The rows come after it: the
  * invitations of the address (consumed, retired, expired, inserted), the user's row and its counter
