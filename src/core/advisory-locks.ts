@@ -10,7 +10,10 @@ export const ADVISORY_LOCKS = {
   migrations: 727_001,
   /** Creating, rotating and revoking signing keys (auth/signing-keys.ts). */
   signingKeys: 727_002,
-  /** An address's invitation and its user, one at a time (invitations/retire.ts; one lock per address). */
+  /**
+   * An address's invitation and its user, one at a time (invitations/retire.ts; one lock per address,
+   * taken before any row: the order is written on `lockAddress`).
+   */
   invitationAddress: 727_003,
   /** The first start's workspace (workspaces/bootstrap.ts). */
   bootstrap: 727_004,

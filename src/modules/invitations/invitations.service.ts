@@ -80,6 +80,19 @@ async function findInvitation(em: EntityManager, id: string): Promise<Invitation
 }
 
 /**
+ * The invitation, read again under its address's lock (retire.ts), for a change to it: an acceptance
+ * or a user's path of the address that began first has committed by then, so its status is the one to
+ * judge (read before the lock, an invitation accepted meanwhile was revoked, or resent, as pending).
+ */
+async function findInvitationToChange(scope: AuditScope, id: string): Promise<Invitation> {
+  const invitation = await findInvitation(scope.em, id);
+  await lockAddress(scope.em, scope.workspaceId, invitation.email);
+  const current = await scope.em.refresh(invitation);
+  if (!current) throw new AppError('NOT_FOUND', 'No such invitation');
+  return current;
+}
+
+/**
  * 409 when the workspace has a user with this address: an invitation to it could only fail. `field`
  * names the request field that sent the address, when the request sent it (a resend sends none).
  */
@@ -141,7 +154,7 @@ export async function createInvitation(
  * otherwise). An admin's call, so only the global limit paces it.
  */
 export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: string, now: Date) {
-  const invitation = await findInvitation(scope.em, id);
+  const invitation = await findInvitationToChange(scope, id);
   if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
   // A user created with the address since the invitation was sent: the new link could only answer 409.
   await assertNoUserWith(scope.em, invitation.email);
@@ -153,7 +166,7 @@ export async function resendInvitation(deps: AppDeps, scope: AuditScope, id: str
 }
 
 export async function revokeInvitation(scope: AuditScope, id: string, now: Date) {
-  const invitation = await findInvitation(scope.em, id);
+  const invitation = await findInvitationToChange(scope, id);
   if (statusAt(invitation, now) !== 'pending') throw new AppError('CONFLICT', `This invitation is ${statusAt(invitation, now)}`);
   invitation.status = 'revoked';
   recordAudit(scope, { eventType: 'invitation.revoke', target: { type: 'invitation', id: invitation.id } });
@@ -217,7 +230,10 @@ async function refuseInvitation(em: EntityManager, tokenHash: string, origin: Or
 /**
  * The invitee accepts: the invitation is consumed by one conditional UPDATE (pending, unexpired, and
  * no user has its address yet), the user is created with the invited role, and signed in (the answer
- * is a sign-in's).
+ * is a sign-in's). The address's lock is taken first, before the invitation's row, as every other path
+ * that gives the address a user or an invitation takes it (retire.ts): an invitation asked for
+ * meanwhile waits and finds this user (409). No other invitation of the address can be pending to
+ * retire: at most one is (`invitations_one_pending`), and it is this one.
  */
 export async function acceptInvitation(
   deps: AppDeps,
@@ -227,6 +243,12 @@ export async function acceptInvitation(
 ) {
   const now = deps.clock.now();
   const tokenHash = sha256(input.token);
+  // An invitation's workspace and address never change, so read unlocked they name the lock to take.
+  const [known] = await em.execute<{ workspace_id: string; email: string }[]>(
+    'select workspace_id, email from invitations where token_hash = ?',
+    [tokenHash],
+  );
+  if (known) await lockAddress(em, known.workspace_id, known.email);
   // A pending invitation always names its role (a check constraint): deleting the role revokes it.
   const [row] = await em.execute<{ id: string; workspace_id: string; email: string; role_id: string }[]>(
     `update invitations i set status = 'accepted', accepted_at = ?

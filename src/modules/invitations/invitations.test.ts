@@ -5,7 +5,7 @@ import { testDatabaseUrl } from '../../../test/helpers/database.ts';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
 import { whileHashesWait } from '../../../test/helpers/hashing.ts';
-import { call } from '../../../test/helpers/http.ts';
+import { call, type ApiResponse } from '../../../test/helpers/http.ts';
 import { linkTokenIn, MailSink } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { Migration20261204000000_retire_stuck_invitations } from '../../db/migrations/Migration20261204000000_retire_stuck_invitations.ts';
@@ -125,6 +125,18 @@ describe('invitations', () => {
     expect([accepted.status, accepted.body.data.user.email]).toEqual([200, email]);
   });
 
+  /** How many of the test database's connections wait for a lock (PostgreSQL only). */
+  const waiting = async (orm: MikroORM) => {
+    const [row] = await orm.em.fork().execute<{ n: number }[]>(
+      `select count(distinct l.pid)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
+         where not l.granted and a.datname = current_database()`,
+    );
+    return row?.n ?? 0;
+  };
+  const until = async (done: () => Promise<boolean>) => {
+    while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+
   /**
    * An invitation and a user of one address created at once: the invitation, past its check that no
    * user has the address, is held at its insert (a pending row of the address in an open transaction
@@ -145,24 +157,14 @@ describe('invitations', () => {
            values (?, ?, ?, ?, 'pending', ?, now(), now() + interval '1 day', now())`,
           [`inv_held${process.pid}`, ws.id, email, member?.id, `held-${email}`],
         );
-        const waiting = async () => {
-          const [row] = await orm.em.fork().execute<{ n: number }[]>(
-            `select count(distinct l.pid)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
-               where not l.granted and a.datname = current_database()`,
-          );
-          return row?.n ?? 0;
-        };
-        const until = async (done: () => Promise<boolean>) => {
-          while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 20));
-        };
         const invited = invite({ email });
-        await until(async () => (await waiting()) >= 1);
+        await until(async () => (await waiting(orm)) >= 1);
         let created: Awaited<ReturnType<typeof call>> | null = null;
         const creating = call(app, 'POST', '/api/v1/users', {
           token: ws.apiKey,
           body: { email, password: 'created at the same time' },
         }).then((res) => (created = res));
-        await until(async () => created !== null || (await waiting()) >= 2);
+        await until(async () => created !== null || (await waiting(orm)) >= 2);
         await held.rollback();
         const [invitation, user] = await Promise.all([invited, creating]);
         expect([invitation.status, user.status]).toEqual([201, 201]);
@@ -171,6 +173,172 @@ describe('invitations', () => {
       } finally {
         await orm.close(true);
       }
+    },
+  );
+
+  type Answer = ApiResponse<any>;
+
+  /**
+   * Holds an acceptance at its invitation's row (locked by an open transaction of the test's), runs
+   * `meanwhile` until it too waits for a lock (or answers), then lets both go, in that order. The
+   * acceptance is first in line for the row, so it commits before whatever `meanwhile` waits for there.
+   */
+  async function acceptWhile(invitationId: string, token: string, meanwhile: () => Promise<Answer>, beforeRelease = () => {}) {
+    const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
+    try {
+      const held = orm.em.fork();
+      await held.begin();
+      await held.execute('select id from invitations where id = ? for update', [invitationId]);
+      const accepting = accept({ token, password: 'accepted meanwhile' });
+      await until(async () => (await waiting(orm)) >= 1);
+      let other: Answer | null = null;
+      const running = meanwhile().then((res) => (other = res));
+      await until(async () => other !== null || (await waiting(orm)) >= 2);
+      beforeRelease();
+      await held.rollback();
+      const [accepted, answered] = await Promise.all([accepting, running]);
+      return { accepted, other: answered };
+    } finally {
+      await orm.close(true);
+    }
+  }
+
+  /**
+   * An invitation asked for while another of its address is being accepted. Its one statement that
+   * can wait between its check that no user has the address and its check that no invitation of it is
+   * pending is the one that records a pending invitation past its date as expired: the clock is set to
+   * the first invitation's expiry for the new one's request only, so that statement waits on the row
+   * the acceptance (held there, its clock a moment earlier) is consuming. Before the acceptance took
+   * the address's lock, the new invitation found no user, then no pending invitation (the acceptance
+   * had committed in between): 201, pending beside the user. Now it waits for the acceptance: 409.
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'never leaves an invitation pending beside the user an acceptance of its address creates at the same time (409)',
+    async () => {
+      const email = uniqueEmail('accepted-and-invited');
+      const first = await invite({ email });
+      const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+      const before = app.clock.now();
+      const { accepted, other } = await acceptWhile(
+        first.body.data.id,
+        token,
+        () => {
+          app.clock.set(new Date(first.body.data.expires_at));
+          return invite({ email });
+        },
+        () => app.clock.set(before),
+      );
+      app.clock.set(before);
+      expect(accepted.status).toBe(200);
+      expect([other.status, other.body.error?.code, other.body.error?.details]).toEqual([
+        409,
+        'CONFLICT',
+        [{ path: 'email', message: 'belongs to a user already' }],
+      ]);
+      const pending = await call(app, 'GET', '/api/v1/invitations?status=pending&per_page=100', { token: ws.apiKey });
+      expect(pending.body.data.filter((i: { email: string }) => i.email === email)).toEqual([]);
+    },
+  );
+
+  /**
+   * An acceptance and a user's creation of its address at once, the acceptance first at the
+   * invitation's row: both take the address's lock before any row, so the creation waits for the
+   * acceptance and then finds its user (409), where taking the lock after the invitation's row would
+   * deadlock (the creation holding the lock and waiting for the row).
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'does not deadlock an acceptance with a user created with its address at the same time: the user is the invitee’s, the creation 409',
+    async () => {
+      const email = uniqueEmail('accepted-and-created');
+      const invited = await invite({ email });
+      const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+      const { accepted, other } = await acceptWhile(invited.body.data.id, token, () =>
+        call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'created at the same time' } }),
+      );
+      expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
+      expect([other.status, other.body.error?.code]).toEqual([409, 'CONFLICT']);
+      const read = await call(app, 'GET', `/api/v1/invitations/${invited.body.data.id}`, { token: ws.apiKey });
+      expect(read.body.data).toMatchObject({ status: 'accepted', user_id: accepted.body.data.user.id });
+    },
+  );
+
+  /**
+   * One link used twice at once (a double submit): the second waits for the first, then finds its
+   * invitation accepted (401, the dead link's answer). Two different invitations of one address cannot
+   * both be accepted at once: at most one of an address is pending (`invitations_one_pending`).
+   */
+  (inject('embedded') ? () => undefined : it)('accepts a link used twice at the same time once: 200, then 401', async () => {
+    const email = uniqueEmail('accepted-twice');
+    const invited = await invite({ email });
+    const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+    const { accepted, other } = await acceptWhile(invited.body.data.id, token, () => accept({ token, password: 'accepted twice' }));
+    expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
+    expect([other.status, other.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
+  });
+
+  /**
+   * A revocation and a resend of an invitation being accepted: each read it pending before the
+   * acceptance committed, then wrote over it. The revocation answered 200 and left it `revoked` with
+   * its `accepted_at` and user; the resend answered 200 `pending` and emailed a link that could only
+   * answer 401. Both now read it again under its address's lock: 409, accepted.
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'refuses (409) to revoke or resend an invitation being accepted at the same time; it stays accepted',
+    async () => {
+      // A workspace of its own: its refusals are audited rows with no target, which other tests' lists would meet.
+      const own = await createWorkspace(app);
+      for (const change of ['revoke', 'resend'] as const) {
+        const email = uniqueEmail(`accepted-and-${change}d`);
+        const invited = await invite({ email }, own.apiKey);
+        const id = invited.body.data.id;
+        const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+        const { accepted, other } = await acceptWhile(id, token, () =>
+          change === 'revoke'
+            ? call(app, 'DELETE', `/api/v1/invitations/${id}`, { token: own.apiKey })
+            : call(app, 'POST', `/api/v1/invitations/${id}/resend`, { token: own.apiKey }),
+        );
+        expect(accepted.status).toBe(200);
+        expect([change, other.status, other.body.error?.code, other.body.error?.message]).toEqual([
+          change,
+          409,
+          'CONFLICT',
+          'This invitation is accepted',
+        ]);
+        const read = await call(app, 'GET', `/api/v1/invitations/${id}`, { token: own.apiKey });
+        expect(read.body.data).toMatchObject({ status: 'accepted', user_id: accepted.body.data.user.id });
+      }
+    },
+  );
+
+  /**
+   * An owner's invitation accepted while an owner is given its address and locked by one PATCH: the
+   * PATCH takes the owner role's row (owner changes go one at a time) and the address's lock; the
+   * acceptance needs the owner role's row too, to give its user the role. Taken owner row first, the
+   * two waited on each other (a deadlock: one answered 500). The PATCH takes the address's lock first.
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'does not deadlock an owner’s acceptance with an owner given its address and locked at the same time',
+    async () => {
+      const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+      const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+      const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id;
+      const second = await call(app, 'POST', '/api/v1/users', {
+        token: ws.apiKey,
+        body: { email: uniqueEmail('second-owner'), password: 'a second owner' },
+      });
+      const made = await call(app, 'POST', '/api/v1/roles/assign', {
+        token: ownerToken,
+        body: { user_id: second.body.data.id, role_id: owner },
+      });
+      expect(made.status).toBe(201);
+      const email = uniqueEmail('owner-invited-and-renamed');
+      const invited = await invite({ email, role_id: owner }, ownerToken);
+      const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+      const { accepted, other } = await acceptWhile(invited.body.data.id, token, () =>
+        call(app, 'PATCH', `/api/v1/users/${second.body.data.id}`, { token: ownerToken, body: { email, status: 'locked' } }),
+      );
+      expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
+      expect([other.status, other.body.error?.code]).toEqual([409, 'CONFLICT']);
     },
   );
 

@@ -5,9 +5,18 @@ import type { InvitationStatus } from './invitation.entity.ts';
 
 /**
  * Holds, to the transaction's end, the lock of an address in a workspace: taken by the invitation's
- * creation before it checks that no user has the address, and by every way a user gets the address
- * before it retires that address's invitations. Without it the two, at once, each found nothing of the
- * other (neither committed yet), and the address kept a user and a pending invitation.
+ * creation before it checks that no user has the address, by the invitation's acceptance before it
+ * consumes the invitation, by its revocation and resend before they read its status again, and by
+ * every way a user gets the address before it retires that address's invitations. Without it the
+ * two, at once, each found nothing of the other (neither committed yet), and the address kept a user
+ * and a pending invitation.
+ *
+ * Lock order: this lock first, before any row lock the transaction takes. The rows come after it: the
+ * invitations of the address (consumed, retired, expired, inserted), the user's row and its counter
+ * row (`user_counts`), the role's row an assignment names (a key-share lock) and the owner role's row
+ * (owners.ts `lockOwnerRole`; an email change takes the new address's lock before it). Every path takes
+ * one address's lock at most. A path that waits for the lock holding a row another path takes after
+ * the lock would deadlock with it.
  */
 export async function lockAddress(em: EntityManager, workspaceId: string, email: string): Promise<void> {
   await lockUntilCommit(em, 'invitationAddress', `${workspaceId} ${email}`);

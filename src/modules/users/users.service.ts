@@ -19,7 +19,7 @@ import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
 import { takenConflict } from '../../core/conflicts.ts';
-import { retireInvitationsOf } from '../invitations/retire.ts';
+import { lockAddress, retireInvitationsOf } from '../invitations/retire.ts';
 import { differs, mergeMetadata } from '../../core/patch.ts';
 
 export function toUserView(user: User, now: Date, mfaEnabled = false): UserView {
@@ -277,6 +277,9 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
   if (locks && user.status === 'deactivated') {
     throw new AppError('CONFLICT', 'A deactivated account cannot be locked; reactivate it first');
   }
+  // The new address's lock before the owner role's row (retire.ts: the order of the locks): an
+  // owner's invitation of the address being accepted holds the lock, then needs that row.
+  if (newEmail && input.email !== undefined) await lockAddress(scope.em, scope.workspaceId, input.email);
   if (newEmail || deactivates || locks) await guardOwner(scope.em, principal, user.id, now, { removes: deactivates || locks });
   if (newEmail && input.email !== undefined) {
     if (await scope.em.count(User, { email: input.email, id: { $ne: user.id } })) {
