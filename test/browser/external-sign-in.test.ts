@@ -116,6 +116,32 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     return at.searchParams.get('code') as string;
   }
 
+  const PASSPHRASE = 'a long passphrase';
+
+  /** A user with a confirmed authenticator app: their sign-ins stop at the second step. */
+  async function userWithAuthenticator(name: string): Promise<{ id: string; email: string; device: TotpDevice }> {
+    const email = emailOf(name);
+    const created = await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email, password: PASSPHRASE } });
+    expect(created.status).toBe(201);
+    const session = await signIn(app, workspaceId, email, PASSPHRASE);
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
+    const device = new TotpDevice(new URL(enrolled.body.data.otpauth_uri).searchParams.get('secret') as string, app.clock);
+    const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
+      token: session.accessToken,
+      body: { code: device.nextCode() },
+    });
+    expect(confirmed.status).toBe(200);
+    return { id: created.body.data.id, email, device };
+  }
+
+  /** Sends a code at the second step and waits for the service's answer. */
+  async function sendCode(page: Page, code: string) {
+    const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/trpc/mfa.verifyChallenge');
+    await page.getByLabel('Authentication code', { exact: true }).fill(code);
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await answered;
+  }
+
   it('signs in with a social provider from the dashboard’s button, the start bound with PKCE and a state', async () => {
     const page = await signInPage();
     const email = emailOf('ada');
@@ -484,6 +510,144 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await dialog.getByRole('status').filter({ hasText: 'Copy failed: select the text and copy it yourself' }).waitFor();
     await page.close();
   });
+
+  it('brings a social or SSO sign-in whose second step can no longer succeed (expired, too many codes, account deactivated) back to the form it started from; a wrong code stays to be tried again', async () => {
+    const ends: {
+      name: string;
+      via: 'social' | 'sso';
+      end: (user: { id: string }, page: Page) => Promise<void>;
+      said: string;
+    }[] = [
+      {
+        name: 'nora',
+        via: 'social',
+        end: async () => app.clock.advance(5 * 60 * 1000 + 1000),
+        said: 'Your sign-in expired before the code was entered. Sign in again.',
+      },
+      {
+        name: 'otto',
+        via: 'sso',
+        // The account's five codes of five minutes, wrong ones.
+        end: async (_user, page) => {
+          for (let i = 0; i < 4; i++) await sendCode(page, '000000');
+        },
+        said: 'Too many codes were tried for this account. Wait a few minutes, then sign in again.',
+      },
+      {
+        name: 'pia',
+        via: 'social',
+        end: async (user) => {
+          const gone = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: apiKey, body: { status: 'deactivated' } });
+          expect(gone.status).toBe(200);
+        },
+        said: 'This account has been deactivated',
+      },
+    ];
+    for (const { name, via, end, said } of ends) {
+      const user = await userWithAuthenticator(name);
+      const page = await signInPage();
+      idp.signInAs({ sub: `${name}-${RUN}`, claims: { email: user.email, email_verified: true } });
+      let form: Locator;
+      if (via === 'sso') {
+        await page.getByText('Sign in with your company’s single sign-on', { exact: true }).click();
+        form = page.getByRole('form', { name: 'Single sign-on', exact: true });
+        await form.getByLabel('Work email', { exact: true }).fill(user.email);
+        await form.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
+      } else {
+        form = page.locator('.external-sign-in');
+        await page.getByLabel('Email', { exact: true }).fill(user.email);
+        await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+      }
+      await page.getByRole('heading', { level: 1, name: 'Two-step verification', exact: true }).waitFor();
+      // A wrong code can be tried again: the step stays, saying so.
+      await sendCode(page, '000000');
+      await page.getByRole('alert').filter({ hasText: 'The code is not correct' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe('/login/callback');
+      await end(user, page);
+      await sendCode(page, user.device.nextCode());
+
+      const alert = form.getByRole('alert').filter({ hasText: said });
+      await alert.waitFor();
+      expect(await alert.textContent()).toBe(said);
+      const at = new URL(page.url());
+      expect([at.pathname, at.search], name).toEqual(['/login', `?workspace=${workspaceId}`]);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+      expect(await page.getByLabel('Email', { exact: true }).inputValue()).toBe(user.email);
+      expect(await pending(page)).toBeNull();
+      expect(await signedIn(page)).toBe(false);
+      // Once: a reload shows the form as it was left, without the message.
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Sign in', exact: true }).waitFor();
+      expect(await page.getByLabel('Email', { exact: true }).inputValue()).toBe(user.email);
+      expect(await page.getByRole('alert').count()).toBe(0);
+      await page.close();
+    }
+  }, 60_000);
+
+  it('goes back to the form the sign-in started from when the person chooses another account at the second step', async () => {
+    const user = await userWithAuthenticator('quinn');
+    const page = await signInPage();
+    idp.signInAs({ sub: `quinn-${RUN}`, claims: { email: user.email, email_verified: true } });
+    await page.getByLabel('Email', { exact: true }).fill(user.email);
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Two-step verification', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Use another account', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'Sign in', exact: true }).waitFor();
+    const at = new URL(page.url());
+    expect([at.pathname, at.search]).toEqual(['/login', `?workspace=${workspaceId}`]);
+    expect(await page.getByLabel('Email', { exact: true }).inputValue()).toBe(user.email);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(await signedIn(page)).toBe(false);
+    await page.close();
+  });
+
+  it('ends the password form’s second step the same way: a challenge that can no longer succeed comes back beside the password form, the email filled in', async () => {
+    const ends: { name: string; end: (user: { id: string }, page: Page) => Promise<void>; said: string }[] = [
+      {
+        name: 'rosa',
+        end: async () => app.clock.advance(5 * 60 * 1000 + 1000),
+        said: 'Your sign-in expired before the code was entered. Sign in again.',
+      },
+      {
+        name: 'saul',
+        end: async (_user, page) => {
+          for (let i = 0; i < 4; i++) await sendCode(page, '000000');
+        },
+        said: 'Too many codes were tried for this account. Wait a few minutes, then sign in again.',
+      },
+      {
+        name: 'tess',
+        end: async (user) => {
+          const locked = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: apiKey, body: { status: 'locked' } });
+          expect(locked.status).toBe(200);
+        },
+        said: 'This account is locked; ask an admin to unlock it',
+      },
+    ];
+    for (const { name, end, said } of ends) {
+      const user = await userWithAuthenticator(name);
+      const page = await signInPage();
+      await page.getByLabel('Email', { exact: true }).fill(user.email);
+      await page.getByLabel('Password', { exact: true }).fill(PASSPHRASE);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Two-step verification', exact: true }).waitFor();
+      await sendCode(page, '000000');
+      await page.getByRole('alert').filter({ hasText: 'The code is not correct' }).waitFor();
+      await end(user, page);
+      await sendCode(page, user.device.nextCode());
+
+      const form = page.getByRole('form', { name: 'Sign in', exact: true });
+      const alert = form.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.textContent(), name).toBe(said);
+      expect(new URL(page.url()).pathname).toBe('/login');
+      expect(await form.getByLabel('Email', { exact: true }).inputValue()).toBe(user.email);
+      expect(await form.getByLabel('Password', { exact: true }).inputValue()).toBe('');
+      expect(await signedIn(page)).toBe(false);
+      await page.close();
+    }
+    expect(chromium.problems).toEqual([]);
+  }, 60_000);
 
   it('shows no text a link brings with a refusal the tab did not start (another site’s words as ours), and says so when nothing came back', async () => {
     const page = await chromium.newPage();

@@ -29,8 +29,8 @@ const NOT_THIS_TABS_REFUSAL =
  * PKCE verifier of the sign-in this tab started, for tokens or the second-factor challenge) or
  * `?error=&error_description=`. A code this tab did not start a sign-in for is never exchanged: it
  * may be someone else's, sent as a link to sign this browser in to their account. A refusal of the
- * sign-in this tab started, or a failed exchange of its code, goes back to /login, shown beside the form
- * it came from, filled in again.
+ * sign-in this tab started, a failed exchange of its code, or a second step whose challenge can no longer
+ * be answered, goes back to /login, shown beside the form it came from, filled in again.
  */
 export function LoginCallbackPage() {
   const [search] = useSearchParams();
@@ -83,10 +83,27 @@ export function LoginCallbackPage() {
   // On its way back to the sign-in form.
   if (refusedFrom || (exchange.isError && started?.origin)) return null;
 
+  /**
+   * The second step ended without a sign-in (its challenge can no longer be answered, or the person chose
+   * another account): back to the form it started from like a refusal, the message beside it.
+   */
+  const restart = (message: string | null) => {
+    if (started?.origin) {
+      const back = backToSignIn(started.origin, message);
+      navigate(back.to, { replace: true, state: back.state });
+    } else if (message === null) {
+      navigate('/login', { replace: true });
+    } else {
+      // An entry kept before the page kept its origin: no form to go back to, the message here.
+      setChallenge(null);
+      setRestartMessage(message);
+    }
+  };
+
   if (challenge) {
     return (
       <HostedLayout title="Two-step verification" subtitle="Your account is protected with an authenticator app.">
-        <CodeStep challenge={challenge} onSignedIn={finish} onRestart={(message) => (setChallenge(null), setRestartMessage(message))} />
+        <CodeStep challenge={challenge} onSignedIn={finish} onRestart={restart} />
       </HostedLayout>
     );
   }

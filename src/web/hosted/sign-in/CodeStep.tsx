@@ -1,16 +1,19 @@
 import { useMutation } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { publicApi } from '../../api/client.ts';
-import { codeOf } from '../../api/errors.ts';
 import type { Challenge, Tokens } from '../../api/types.ts';
 import { Button } from '../../ui/actions/Button.tsx';
 import { Form } from '../../ui/forms/Form.tsx';
+import { endedChallenge } from './ended-challenge.ts';
 
 interface CodeStepProps {
   challenge: Challenge;
   onSignedIn(tokens: Tokens): void;
-  /** The challenge is used up or expired: back to the start, with this message. */
-  onRestart(message: string): void;
+  /**
+   * Back to the form the sign-in started from: the challenge can no longer be answered (this message
+   * says why), or the person chose another account (no message).
+   */
+  onRestart(message: string | null): void;
 }
 
 /** The second step of a sign-in: the six-digit code from the person's authenticator app. */
@@ -21,7 +24,11 @@ export function CodeStep({ challenge, onSignedIn, onRestart }: CodeStepProps) {
     mutationFn: () => publicApi.mfa.verifyChallenge.mutate({ mfa_token: challenge.mfa_token, code: code.trim() }),
     onSuccess: onSignedIn,
     onError: (error) => {
-      if (codeOf(error) === 'INVALID_TOKEN') onRestart('Your sign-in expired before the code was entered. Sign in again.');
+      const ended = endedChallenge(error);
+      if (ended !== null) {
+        onRestart(ended);
+        return;
+      }
       setCode('');
       input.current?.focus();
     },
@@ -37,7 +44,7 @@ export function CodeStep({ challenge, onSignedIn, onRestart }: CodeStepProps) {
       busy={verify.isPending}
       error={verify.error}
       secondary={
-        <Button variant="link" onClick={() => onRestart('')}>
+        <Button variant="link" onClick={() => onRestart(null)}>
           Use another account
         </Button>
       }

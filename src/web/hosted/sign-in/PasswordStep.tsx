@@ -1,8 +1,8 @@
 import { useMutation } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
 import { tenantApi } from '../../api/client.ts';
-import { inNamedWorkspace } from '../../api/errors.ts';
+import { FormProblem, inNamedWorkspace } from '../../api/errors.ts';
 import type { SignInResult } from '../../api/types.ts';
 import { rememberWorkspace } from '../../session/workspace-memory.ts';
 import { Form } from '../../ui/forms/Form.tsx';
@@ -14,11 +14,14 @@ interface PasswordStepProps {
   email: string;
   onEmailChange(email: string): void;
   onResult(result: SignInResult): void;
+  /** Why this sign-in's second step sent the person back here: shown in the form until it is sent again. */
+  ended: string | null;
 }
 
 /** The first step of a sign-in: workspace, email and password. */
-export function PasswordStep({ workspaceId, onWorkspaceChange, email, onEmailChange, onResult }: PasswordStepProps) {
+export function PasswordStep({ workspaceId, onWorkspaceChange, email, onEmailChange, onResult, ended }: PasswordStepProps) {
   const [password, setPassword] = useState('');
+  const endedProblem = useMemo(() => (ended === null ? null : new FormProblem(ended)), [ended]);
   const login = useMutation({
     mutationFn: () => inNamedWorkspace(tenantApi(workspaceId.trim()).auth.login.mutate({ email: email.trim(), password })),
     onSuccess: (result) => {
@@ -30,7 +33,13 @@ export function PasswordStep({ workspaceId, onWorkspaceChange, email, onEmailCha
 
   const forgot = `/reset-password${workspaceId ? `?workspace=${encodeURIComponent(workspaceId.trim())}` : ''}`;
   return (
-    <Form label="Sign in" onSubmit={() => login.mutate()} submitLabel="Sign in" busy={login.isPending} error={login.error}>
+    <Form
+      label="Sign in"
+      onSubmit={() => login.mutate()}
+      submitLabel="Sign in"
+      busy={login.isPending}
+      error={login.isIdle ? endedProblem : login.error}
+    >
       <TextField
         label="Workspace ID"
         value={workspaceId}

@@ -15,7 +15,8 @@ import { useFinishSignIn } from './use-finish-sign-in.ts';
 /**
  * /login: the dashboard's own sign-in (applications signing people in use /oauth/authorize's hosted page).
  * A social or SSO sign-in of this tab that came back refused lands here again (returned-refusal.ts):
- * its message beside the form it started from, once, the email filled in as it was.
+ * its message beside the form it started from, once, the email filled in as it was. A second step
+ * (of either) whose challenge can no longer be answered comes back the same way.
  */
 export function SignInPage() {
   const [search] = useSearchParams();
@@ -34,13 +35,14 @@ export function SignInPage() {
   const [workspaceId, setWorkspaceId] = useState(() => initialWorkspace(search));
   const [email, setEmail] = useState(refusal?.email ?? '');
   const [challenge, setChallenge] = useState<Challenge | null>(null);
-  const [restartMessage, setRestartMessage] = useState('');
+  // Why the second step sent the person back to this form (its challenge could no longer be answered).
+  const [ended, setEnded] = useState<string | null>(null);
   const finish = useFinishSignIn();
 
   if (signedIn && !challenge) return <Navigate to={nextPath(search)} replace />;
 
   const onResult = (result: SignInResult) => {
-    setRestartMessage('');
+    setEnded(null);
     if (isChallenge(result)) setChallenge(result);
     else finish(result);
   };
@@ -53,7 +55,7 @@ export function SignInPage() {
           onSignedIn={finish}
           onRestart={(message) => {
             setChallenge(null);
-            setRestartMessage(message);
+            setEnded(message);
           }}
         />
       </HostedLayout>
@@ -63,13 +65,13 @@ export function SignInPage() {
   return (
     <HostedLayout title="Sign in" subtitle="Sign in to manage your account and your workspace.">
       {search.get('signed_out') ? <Notice tone="info">You are signed out.</Notice> : null}
-      {restartMessage ? <Notice tone="info">{restartMessage}</Notice> : null}
       <PasswordStep
         workspaceId={workspaceId}
         onWorkspaceChange={setWorkspaceId}
         email={email}
         onEmailChange={setEmail}
         onResult={onResult}
+        ended={ended}
       />
       <ExternalSignIn workspaceId={workspaceId.trim()} email={email.trim()} refusal={refusal} />
     </HostedLayout>

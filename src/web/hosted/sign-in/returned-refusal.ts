@@ -3,13 +3,14 @@ import type { SignInOrigin } from './sign-in-binding.ts';
 
 /**
  * A social or SSO sign-in this tab started that came back refused (a start that failed, the provider's
- * no) or whose code could not be exchanged: /login/callback hands it to /login, which shows the message
+ * no), whose code could not be exchanged, or whose second step's challenge could no longer be answered
+ * (ended-challenge.ts): /login/callback hands it to /login, which shows the message
  * beside the form it came from, filled in as the person left it. The message travels in the history
  * entry's state, never in the address, and is shown once: /login then takes it out of the entry
  * (`shownOnce`), so a reload or a Back to the entry shows the form, filled in, without it.
  */
 export interface ReturnedRefusal extends SignInOrigin {
-  /** Null once shown. */
+  /** Null once shown (or when there was nothing to say: another account chosen at the second step). */
   message: string | null;
 }
 
@@ -17,8 +18,11 @@ interface RefusalState {
   refusal: ReturnedRefusal;
 }
 
-/** Where /login/callback sends a refusal of this tab's sign-in: the sign-in page of its workspace. */
-export function backToSignIn(origin: SignInOrigin, message: string): { to: string; state: RefusalState } {
+/**
+ * Where /login/callback sends a refusal of this tab's sign-in: the sign-in page of its workspace (with
+ * no message, the form as it was left: the person chose another account at the second step).
+ */
+export function backToSignIn(origin: SignInOrigin, message: string | null): { to: string; state: RefusalState } {
   const to = origin.workspaceId ? `/login?${new URLSearchParams({ workspace: origin.workspaceId }).toString()}` : '/login';
   return { to, state: { refusal: { ...origin, message } } };
 }
