@@ -24,3 +24,6 @@ export function labelInput(max: number) {
     .max(max)
     .refine((label) => !HIDDEN_TEXT.test(label), 'must not contain control characters or bidirectional overrides');
 }
+
+/** Search text compared with labels: trimmed and in NFC, the form labels are kept in, so accents typed decomposed find them too. */
+export const searchInput = z.string().trim().overwrite(toNfc).max(200);

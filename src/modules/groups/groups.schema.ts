@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { labelInput } from '../../core/labels.ts';
+import { labelInput, searchInput } from '../../core/labels.ts';
 
 export const groupOutput = z
   .object({ id: z.string(), name: z.string(), description: z.string().nullable(), member_count: z.number().int(), created_at: z.string() })
@@ -8,7 +8,7 @@ export const groupOutput = z
 export type GroupView = z.infer<typeof groupOutput>;
 
 export const groupPage = pageOf(groupOutput);
-export const listGroupsInput = z.object({ q: z.string().trim().max(200).optional(), ...pageParams }).prefault({});
+export const listGroupsInput = z.object({ q: searchInput.optional(), ...pageParams }).prefault({});
 export const createGroupInput = z.strictObject({
   name: labelInput(100),
   description: z.string().trim().max(500).optional(),

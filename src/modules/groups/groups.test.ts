@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
-import { call, trpc } from '../../../test/helpers/http.ts';
+import { call, graphql, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
 describe('groups', () => {
@@ -52,6 +52,18 @@ describe('groups', () => {
     const deleted = await call(app, 'DELETE', `/api/v1/groups/${created.body.data.id}`, { token: ws.apiKey });
     expect(deleted.body.data).toEqual({ id: created.body.data.id, deleted: true });
     expect((await call(app, 'DELETE', `/api/v1/groups/${created.body.data.id}`, { token: ws.apiKey })).status).toBe(404);
+  });
+
+  it('finds a group by name however its accents were typed (q in NFC, as names are kept), on REST and GraphQL', async () => {
+    const created = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name: 'Équipe Façade' } });
+    expect(created.status).toBe(201);
+    for (const q of ['E\u0301quipe', 'équipe fac\u0327ade', 'ÉQUIPE']) {
+      const listed = await call(app, 'GET', `/api/v1/groups?q=${encodeURIComponent(q)}`, { token: ws.apiKey });
+      expect([q, listed.status, listed.body.data.map((g: { id: string }) => g.id)]).toEqual([q, 200, [created.body.data.id]]);
+    }
+    const viaGraphql = await graphql(app, 'query ($q: String) { groups(q: $q) { data { id } } }', { q: 'E\u0301quipe' }, ws.apiKey);
+    expect(viaGraphql.body.data.groups.data).toEqual([{ id: created.body.data.id }]);
+    await call(app, 'DELETE', `/api/v1/groups/${created.body.data.id}`, { token: ws.apiKey });
   });
 
   it('lets members do nothing here and keeps other workspaces’ groups and users out (404)', async () => {

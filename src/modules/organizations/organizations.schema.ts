@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canonicalDomain } from '../../core/addresses.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { labelInput } from '../../core/labels.ts';
+import { labelInput, searchInput } from '../../core/labels.ts';
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
@@ -43,7 +43,7 @@ export const updateOrganizationInput = z.strictObject({
 export type UpdateOrganizationInput = z.infer<typeof updateOrganizationInput>;
 
 export const organizationIdInput = z.object({ id: z.string().max(100) });
-export const listOrganizationsInput = z.object({ q: z.string().trim().max(200).optional(), ...pageParams }).prefault({});
+export const listOrganizationsInput = z.object({ q: searchInput.optional(), ...pageParams }).prefault({});
 
 export const organizationOutput = z
   .object({

@@ -64,6 +64,16 @@ describe('organizations and identity-provider attributes', () => {
     expect(reuse.status).toBe(201);
   });
 
+  it('finds an organization by name however its accents were typed (q in NFC, as names are kept)', async () => {
+    const created = await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: 'Société Générale Ñ' } });
+    expect(created.status).toBe(201);
+    for (const q of ['Socie\u0301te\u0301', 'Ge\u0301ne\u0301rale N\u0303', 'société']) {
+      const listed = await call(app, 'GET', `/api/v1/organizations?q=${encodeURIComponent(q)}`, { token: ws.apiKey });
+      expect([q, listed.status, listed.body.data.map((o: { id: string }) => o.id)]).toEqual([q, 200, [created.body.data.id]]);
+    }
+    await call(app, 'DELETE', `/api/v1/organizations/${created.body.data.id}`, { token: ws.apiKey });
+  });
+
   it('gives a domain to at most one organization per workspace (409), also when two claim it at once', async () => {
     await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: 'Globex', domains: ['globex.example'] } });
     const taken = await call(app, 'POST', '/api/v1/organizations', {

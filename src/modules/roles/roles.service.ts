@@ -3,6 +3,7 @@ import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
+import { sha256 } from '../../core/secrets.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { revokeInvitationsOfRole } from '../invitations/invitations.service.ts';
 import { organizationsGrantingRole } from '../organizations/organizations.service.ts';
@@ -62,16 +63,24 @@ export async function findRole(em: EntityManager, idOrKey: string): Promise<Role
   return role;
 }
 
-function slug(name: string): string {
-  const base = name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '');
-  return /^[a-z]/.test(base) ? base.slice(0, 50) : `role-${base}`.slice(0, 50);
+/**
+ * The key of a role created without one, made from its name: its letters and digits in lower-case
+ * ASCII (accents dropped, so "Équipe" is `equipe`), words joined by `-`, starting with a letter. A
+ * name holding letters or digits that ASCII cannot spell (日本語, Бухгалтерия) also gets a short
+ * digest of the name, else every such name made the same key (`role-`) and only one could exist. The
+ * same name in any case still makes the same key, so its duplicate is still 409.
+ */
+function keyFromName(name: string): string {
+  const folded = name.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+  const words = folded.replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const base = /^[a-z]/.test(words) ? words : `role-${words}`;
+  const trimmed = (key: string, max: number) => key.slice(0, max).replace(/-+$/, '');
+  if (!/[\p{L}\p{N}]/u.test(folded.replace(/[a-z0-9]/g, ''))) return trimmed(base, 50);
+  return `${trimmed(base, 41)}-${sha256(name.normalize('NFC').toLowerCase()).slice(0, 8)}`;
 }
 
 export async function createRole(scope: AuditScope, input: CreateRoleInput, now: Date): Promise<RoleView> {
-  const key = input.key ?? slug(input.name);
+  const key = input.key ?? keyFromName(input.name);
   // The member the caller sent: a key made from the name is taken because of the name.
   const sent = input.key === undefined ? 'name' : 'key';
   if (key in BUILTIN_ROLES || (await scope.em.count(Role, { key })) > 0) {

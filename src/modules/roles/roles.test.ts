@@ -138,6 +138,30 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     expect((await call(app, 'GET', '/api/v1/users', { token: user.token })).status).toBe(403);
   });
 
+  it('makes a key for a name in any script: names ASCII cannot spell get keys of their own, the same name still 409', async () => {
+    const create = (name: string) => call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name } });
+    const keys: string[] = [];
+    for (const name of ['Бухгалтерия', 'Маркетинг', '日本語チーム', 'Ops 日本', 'Ops 中国']) {
+      const created = await create(name);
+      expect([name, created.status]).toEqual([name, 201]);
+      expect(created.body.data.key).toMatch(/^[a-z][a-z0-9_-]{1,49}$/);
+      const read = await call(app, 'GET', `/api/v1/roles/${created.body.data.key}`, { token: ws.apiKey });
+      expect(read.body.data).toMatchObject({ id: created.body.data.id, name });
+      keys.push(created.body.data.key);
+    }
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys[3]).toMatch(/^ops-[0-9a-f]{8}$/);
+    // Accents are dropped, so a name in a Latin script keeps a readable key.
+    expect((await create('Équipe paie')).body.data.key).toBe('equipe-paie');
+
+    const again = await create('БУХГАЛТЕРИЯ');
+    expect([again.status, again.body.error.code, again.body.error.details]).toEqual([
+      409,
+      'CONFLICT',
+      [{ path: 'name', message: 'is already taken' }],
+    ]);
+  });
+
   it('refuses to delete built-in roles (409)', async () => {
     const res = await call(app, 'DELETE', `/api/v1/roles/${roleIds.admin}`, { token: ws.apiKey });
     expect([res.status, res.body.error.code]).toEqual([409, 'CONFLICT']);

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { HIDDEN_TEXT, labelInput, toNfc } from '../../core/labels.ts';
 
 /**
@@ -8,9 +7,6 @@ import { HIDDEN_TEXT, labelInput, toNfc } from '../../core/labels.ts';
 export const NAME_MAX = 200;
 
 export const nameInput = labelInput(NAME_MAX);
-
-/** Search text, compared with names in the form they are kept in. */
-export const searchInput = z.string().trim().overwrite(toNfc).max(200);
 
 /** A name an identity provider sent, in the same form: hidden characters dropped, cut at a code point. */
 export function providerName(raw: string): string | null {
