@@ -64,6 +64,17 @@ describe('second factor (TOTP)', () => {
 
   const verify = (mfaToken: string, code: unknown) => call(app, 'POST', '/api/v1/auth/mfa/verify', { body: { mfa_token: mfaToken, code } });
 
+  it("names the account and the workspace apart in the otpauth URI when the workspace's name has a colon", async () => {
+    const colonWs = await createWorkspace(app, 'Acme: Billing');
+    const email = uniqueEmail('colon');
+    const created = await call(app, 'POST', '/api/v1/users', { token: colonWs.apiKey, body: { email, password: PASSWORD } });
+    expect(created.status).toBe(201);
+    const { accessToken } = await signIn(app, colonWs.id, email, PASSWORD);
+    const data = await enroll(accessToken, 'Phone');
+    const totp = authenticator(data.otpauth_uri);
+    expect({ issuer: totp.issuer, label: totp.label }).toEqual({ issuer: 'Acme Billing', label: email });
+  });
+
   it('enrolls: Pending verification, a base32 secret of 160 bits, an otpauth URI and a QR code', async () => {
     const user = await newUser();
     const data = await enroll(user.token, 'Work phone');

@@ -9,7 +9,13 @@ export function newTotpSecret(): string {
   return generateSecret({ length: 20 });
 }
 
-export function totpUri(issuer: string, account: string, secret: string): string {
+/**
+ * The key URI an authenticator app scans. Its label is `issuer:account`, split at the first colon, and
+ * the issuer may hold none (Google's Key URI format), so a workspace named `Acme: Billing` is written
+ * `Acme Billing`, in the label and the `issuer` parameter alike (apps want the two equal).
+ */
+export function totpUri(workspaceName: string, account: string, secret: string): string {
+  const issuer = workspaceName.replace(/\s*:\s*/g, ' ').trim() || 'Sign-in';
   return generateURI({ issuer, label: account, secret, algorithm: 'sha1', digits: 6, period: TOTP_PERIOD });
 }
 
