@@ -27,8 +27,37 @@ import { INTERACTION_PATH } from './provider.ts';
  */
 
 const EXPIRED = 'This sign-in page has expired. Go back to the application and start again.';
+const CHALLENGE_EXPIRED = 'Your sign-in expired before the code was entered. Sign in again.';
 
-const mfaForm = z.object({ mfa_token: z.string().min(1).max(512), code: z.string().max(64) });
+/** The code step's form: its challenge, the code (checked by the challenge: malformed ones count too), the address typed before. */
+const mfaForm = z.object({
+  mfa_token: z.string().min(1).max(512),
+  code: z.string().max(64).catch(''),
+  email: z.string().max(254).catch(''),
+});
+
+/**
+ * Whether a refused code ended the second step, and what the sign-in page then says (the dashboard's
+ * rule, web/hosted/sign-in/ended-challenge.ts, in its words): a challenge that can no longer be answered
+ * (expired or used, out of its account's codes, the account locked or deactivated since the password)
+ * goes back to the sign-in page of the same interaction; a wrong or malformed code stays (null).
+ */
+function endedChallenge(refusal: AppError): string | null {
+  switch (refusal.appCode) {
+    case 'INVALID_TOKEN':
+      return CHALLENGE_EXPIRED;
+    // Five codes in five minutes per account, the window opened by the first: signing in again within it
+    // ends the same way, but waiting on a page whose every code is refused is worse.
+    case 'RATE_LIMITED':
+      return 'Too many codes were tried for this account. Wait a few minutes, then sign in again.';
+    // The pipeline's own words, written for people: locked after failed sign-ins or by an admin, deactivated.
+    case 'ACCOUNT_LOCKED':
+    case 'ACCOUNT_DEACTIVATED':
+      return refusal.message;
+    default:
+      return null;
+  }
+}
 
 interface Context {
   interaction: Interaction;
@@ -134,14 +163,20 @@ export function interactionRoutes(deps: AppDeps): Router {
     html(res, status, signInPage({ action: p.login, abort: p.abort, branding: ctx.branding, ...extra }), ctx.branding);
   };
 
-  const codePage = (res: Response, ctx: Context, status: number, mfaToken: string, error?: string) => {
+  /** `email`: the address the password was given for, carried so that a sign-in sent back finds it filled in. */
+  const codePage = (res: Response, ctx: Context, status: number, step: { mfaToken: string; email: string }, error?: string) => {
     const p = paths(ctx.interaction.uid);
     html(
       res,
       status,
-      totpPage({ action: p.mfa, abort: p.abort, branding: ctx.branding, mfaToken, ...(error ? { error } : {}) }),
+      totpPage({ action: p.mfa, abort: p.abort, branding: ctx.branding, ...step, ...(error ? { error } : {}) }),
       ctx.branding,
     );
+  };
+
+  const loginHint = (ctx: Context): string | undefined => {
+    const hint = ctx.interaction.params.login_hint;
+    return typeof hint === 'string' ? hint.slice(0, 254) : undefined;
   };
 
   const expired = (res: Response) => html(res, 400, messagePage('Sign-in expired', EXPIRED));
@@ -153,9 +188,9 @@ export function interactionRoutes(deps: AppDeps): Router {
     try {
       const ctx = await load(req, res);
       if (!ctx) return expired(res);
-      const { prompt, params, session, grantId } = ctx.interaction;
+      const { prompt, session, grantId } = ctx.interaction;
       if (prompt.name === 'login') {
-        const hint = typeof params.login_hint === 'string' ? params.login_hint.slice(0, 254) : undefined;
+        const hint = loginHint(ctx);
         return loginPage(res, ctx, 200, hint ? { email: hint } : {});
       }
       // Consent: every application is first-party to its workspace, so it is granted without asking.
@@ -196,7 +231,7 @@ export function interactionRoutes(deps: AppDeps): Router {
       );
       // Unknown email and wrong password read the same: the pipeline's own message.
       if (!outcome.ok) return loginPage(res, ctx, outcome.refusal.status, { email, error: outcome.refusal.message });
-      if (outcome.value.kind === 'challenge') return codePage(res, ctx, 200, outcome.value.challenge.mfa_token);
+      if (outcome.value.kind === 'challenge') return codePage(res, ctx, 200, { mfaToken: outcome.value.challenge.mfa_token, email });
       await signedIn(req, res, outcome.value.userId, ['pwd']);
     } catch (error) {
       next(error);
@@ -208,8 +243,11 @@ export function interactionRoutes(deps: AppDeps): Router {
       const ctx = await load(req, res);
       if (!ctx) return expired(res);
       const parsed = mfaForm.safeParse(req.body);
-      if (!parsed.success) return loginPage(res, ctx, 400, { error: EXPIRED });
+      const hint = loginHint(ctx);
+      // No challenge named: nothing to answer, but the interaction goes on.
+      if (!parsed.success) return loginPage(res, ctx, 400, { ...(hint ? { email: hint } : {}), error: CHALLENGE_EXPIRED });
       const { mfa_token: mfaToken, code } = parsed.data;
+      const email = parsed.data.email || hint || '';
       const from = originOfRequest(req);
       const outcome = await attempt(deps, ctx.workspaceId, async (em) => {
         const challenge = await passSignInChallenge(deps, em, mfaToken, code, from);
@@ -228,10 +266,11 @@ export function interactionRoutes(deps: AppDeps): Router {
       });
       if (!outcome.ok) {
         const { refusal } = outcome;
-        // A used or expired challenge cannot be answered again: back to the password.
-        if (refusal.appCode === 'INVALID_TOKEN') return loginPage(res, ctx, 401, { error: 'Your sign-in expired; sign in again.' });
+        // A challenge that can no longer succeed: back to this interaction's sign-in page, saying why.
+        const ended = endedChallenge(refusal);
+        if (ended) return loginPage(res, ctx, refusal.status, { email, error: ended });
         const message = refusal.appCode === 'BAD_REQUEST' ? 'Enter the six-digit code from your authenticator app.' : refusal.message;
-        return codePage(res, ctx, refusal.status, mfaToken, message);
+        return codePage(res, ctx, refusal.status, { mfaToken, email }, message);
       }
       await signedIn(req, res, outcome.value, ['pwd', 'otp', 'mfa']);
     } catch (error) {

@@ -89,7 +89,15 @@ ${cancelForm(input.abort)}`,
   );
 }
 
-export function totpPage(input: { action: string; abort: string; branding: Branding; mfaToken: string; error?: string }): string {
+/** `email`: the address the password was given for, sent back with the code (the sign-in page, should the step end, shows it). */
+export function totpPage(input: {
+  action: string;
+  abort: string;
+  branding: Branding;
+  mfaToken: string;
+  email: string;
+  error?: string;
+}): string {
   const described = input.error ? 'code-hint form-error' : 'code-hint';
   return page(
     'Enter your authentication code',
@@ -97,6 +105,7 @@ export function totpPage(input: { action: string; abort: string; branding: Brand
 ${errorBox(input.error)}
 <form method="post" action="${escapeHtml(input.action)}">
 <input type="hidden" name="mfa_token" value="${escapeHtml(input.mfaToken)}">
+<input type="hidden" name="email" value="${escapeHtml(input.email)}">
 <label for="code">Authentication code</label>
 <input id="code" name="code" type="text" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" autocomplete="one-time-code" required autofocus aria-describedby="${described}">
 <p class="hint" id="code-hint">The six-digit code from your authenticator app.</p>
