@@ -52,11 +52,11 @@ describe('the hosted sign-in’s second step', () => {
     return totp.generate({ timestamp: app.clock.now().getTime() });
   }
 
-  async function userWithAuthenticator() {
+  async function userWithAuthenticator(workspace: TestWorkspace = ws) {
     const email = uniqueEmail('second-step');
-    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
+    const created = await call(app, 'POST', '/api/v1/users', { token: workspace.apiKey, body: { email, password: PASSWORD } });
     expect(created.status).toBe(201);
-    const session = await signIn(app, ws.id, email, PASSWORD);
+    const session = await signIn(app, workspace.id, email, PASSWORD);
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
     const totp = URI.parse(enrolled.body.data.otpauth_uri);
     if (!(totp instanceof TOTP)) throw new Error('not a TOTP URI');
@@ -232,5 +232,28 @@ describe('the hosted sign-in’s second step', () => {
     const callback = new URL(cancelled.location as string);
     expect(callback.origin + callback.pathname).toBe(CALLBACK);
     expect([callback.searchParams.get('error'), callback.searchParams.get('state')]).toEqual(['access_denied', started.state]);
+  });
+
+  it("spends nothing of another workspace's user when its challenge is sent to this application's code step", async () => {
+    const other = await createWorkspace(app, 'Other');
+    const stranger = await userWithAuthenticator(other);
+    const login = await call(app, 'POST', '/api/v1/auth/login', {
+      headers: { 'x-tenant-id': other.id },
+      body: { email: stranger.email, password: PASSWORD },
+    });
+    expect(login.status).toBe(200);
+    const theirs = login.body.data.mfa_token as string;
+    const user = await userWithAuthenticator();
+    const { browser, step } = await atCodeStep(user);
+    const withTheirs = { ...step, body: step.body.replace(/(name="mfa_token" value=")[^"]*/, `$1${theirs}`) };
+    for (let i = 0; i < 6; i += 1) {
+      const page = await sendCode(browser, withTheirs, '000000');
+      expect(page.body, `attempt ${i + 1}`).not.toContain('autocomplete="one-time-code"');
+    }
+    const verified = await call(app, 'POST', '/api/v1/auth/mfa/verify', {
+      headers: { 'x-tenant-id': other.id },
+      body: { mfa_token: theirs, code: nextCode(stranger.totp) },
+    });
+    expect(verified.status).toBe(200);
   });
 });

@@ -250,8 +250,8 @@ export function interactionRoutes(deps: AppDeps): Router {
       const email = parsed.data.email || hint || '';
       const from = originOfRequest(req);
       const outcome = await attempt(deps, ctx.workspaceId, async (em) => {
-        const challenge = await passSignInChallenge(deps, em, mfaToken, code, from);
-        if (challenge.workspaceId !== ctx.workspaceId) throw new AppError('INVALID_TOKEN', EXPIRED);
+        // Only a challenge of this application's workspace: another's is refused before its code limit is spent.
+        const challenge = await passSignInChallenge(deps, em, mfaToken, code, from, ctx.workspaceId);
         const [user] = await em.execute<{ email: string }[]>('select email from users where id = ?', [challenge.userId]);
         const signIn = {
           workspaceId: ctx.workspaceId,
