@@ -56,6 +56,8 @@ export interface FakeDiscovery {
   tokenEndpoint: string | undefined;
   /** The user the next authorization signs in (the provider's own login is skipped). */
   claims: Record<string, unknown>;
+  /** Clears every fault: each endpoint answers as a working provider does, signing with the published key. */
+  behaveWell(): void;
   /**
    * Plays the browser at the provider's authorization endpoint: answers the callback URL it redirects
    * to (with a code and the state), the nonce kept for the id_token.
@@ -129,14 +131,18 @@ export async function startFakeDiscovery(): Promise<FakeDiscovery> {
   const unpublished = (await generateKeyPair('RS256')).privateKey;
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid: 'fake-1', use: 'sig', alg: 'RS256' };
   const nonces = new Map<string, string | null>();
-  const fake: FakeDiscovery = {
-    issuer: '',
+  const wellBehaved = {
     fault: 'none',
     token: 'none',
     userinfo: 'none',
     jwks: 'none',
     idTokenKey: 'published',
     tokenEndpoint: undefined,
+  } as const satisfies Partial<FakeDiscovery>;
+  const fake: FakeDiscovery = {
+    issuer: '',
+    ...wellBehaved,
+    behaveWell: () => Object.assign(fake, wellBehaved),
     claims: { sub: 'fake-user', email: 'fake-user@fake-idp.example', email_verified: true },
     authorize: async (raw) => {
       const url = new URL(raw);

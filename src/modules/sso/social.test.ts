@@ -797,14 +797,7 @@ describe('social sign-in through a generic OpenID provider', () => {
     set: (fake: FakeDiscovery) => void,
     clientId = `fake-client-${randomBytes(6).toString('hex')}`,
   ) {
-    Object.assign(fake, {
-      fault: 'none',
-      token: 'none',
-      userinfo: 'none',
-      jwks: 'none',
-      idTokenKey: 'published',
-      tokenEndpoint: undefined,
-    });
+    fake.behaveWell();
     set(fake);
     const put = await call(app, 'PUT', '/api/v1/auth/oauth/providers/oidc', {
       token: own.apiKey,

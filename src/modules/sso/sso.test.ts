@@ -371,7 +371,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
       const org = await organization('Faulty IdP', 'faulty-idp.example');
       let clients = 0;
       const through = async (set: (f: FakeDiscovery) => void) => {
-        Object.assign(fake, { fault: 'none', token: 'none', userinfo: 'none', jwks: 'none', idTokenKey: 'published' });
+        fake.behaveWell();
         fake.claims = { sub: 'jo', email: 'jo@faulty-idp.example', email_verified: true };
         // The portal tests the issuer before it saves, so the faults come after; a client of its own each time.
         clients += 1;
