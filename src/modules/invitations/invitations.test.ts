@@ -342,6 +342,61 @@ describe('invitations', () => {
     },
   );
 
+  /**
+   * An owner's invitation accepted while an owner is locked, deactivated or deleted on a connection of
+   * the acceptance's `user_counts` slot (backend pid mod 16). That change takes the owner role's row
+   * (`lockOwnerRole`), then its user's counter row of its slot. The test's transaction plays it: it holds
+   * the owner role's row, lets the acceptance run until it waits, then writes the counter row of the
+   * acceptance's slot with the trigger's own statement (+0). The acceptance took its counter row
+   * (inserting its user) before the role's row (its assignment's key, checked at COMMIT): the test's
+   * write waited for it, and the test's short deadlock_timeout made PostgreSQL abort the test's side
+   * (40P01). Now the acceptance takes the role's row first, so it holds no counter row while it waits.
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'does not deadlock an owner’s acceptance with an owner locked on a connection of its counter slot',
+    async () => {
+      const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+      const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+      const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id as string;
+      const email = uniqueEmail('owner-invited-while-locking');
+      const invited = await invite({ email, role_id: owner }, ownerToken);
+      const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+      const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
+      try {
+        const held = orm.em.fork();
+        await held.begin();
+        await held.execute(`set local deadlock_timeout = '10ms'`);
+        await held.execute('select id from roles where id = ? for update', [owner]);
+        const accepting = accept({ token, password: 'accepted while locking' });
+        await until(async () => (await waiting(orm)) >= 1);
+        const [acceptance] = await orm.em
+          .fork()
+          .execute<{ pid: number }[]>(
+            `select l.pid from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`,
+          );
+        const slotWrite = held
+          .execute(
+            `insert into user_counts (workspace_id, status, slot, n) values (?, 'active', ? % 16, 0)
+             on conflict (workspace_id, status, slot) do update set n = user_counts.n + excluded.n`,
+            [ws.id, acceptance?.pid],
+          )
+          .then(
+            () => 'written',
+            (error: { code?: string }) => error.code,
+          );
+        const written = await slotWrite;
+        await held.rollback();
+        const accepted = await accepting;
+        expect(written).toBe('written');
+        expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
+        const read = await call(app, 'GET', `/api/v1/invitations/${invited.body.data.id}`, { token: ws.apiKey });
+        expect(read.body.data.status).toBe('accepted');
+      } finally {
+        await orm.close(true);
+      }
+    },
+  );
+
   it('revokes a pending invitation when its address gets a user another way (created, or given by an update), audited; resend and accept then answer 409', async () => {
     const email = uniqueEmail('taken-since');
     const created = await invite({ email });
