@@ -397,6 +397,58 @@ describe('invitations', () => {
     },
   );
 
+  /**
+   * A transaction PostgreSQL aborts for a deadlock is run again (core/trpc.ts `retryingAborted`). The
+   * test's transaction holds the role the invitation names (its foreign key, checked at COMMIT, waits for
+   * it) and, once the creation waits there past its address's lock and its insert, inserts a pending
+   * invitation of the same address, which waits for the creation's: a deadlock, and the creation's side
+   * is the one aborted (the test's deadlock_timeout is longer). Run again, the creation waits for the
+   * test's rows, which are then rolled back: 201 (500 before), with one audit row, one event and one
+   * email.
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'runs an invitation’s creation again when PostgreSQL aborts it for a deadlock: 201, one audit row, one event, one email',
+    async () => {
+      const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+      const viewer = roles.body.data.find((r: { key: string }) => r.key === 'viewer').id as string;
+      const email = uniqueEmail('invited-after-a-deadlock');
+      const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
+      try {
+        const held = orm.em.fork();
+        await held.begin();
+        await held.execute(`set local deadlock_timeout = '1min'`);
+        await held.execute('select id from roles where id = ? for update', [viewer]);
+        let created: Answer | null = null;
+        const creating = invite({ email, role_id: viewer }).then((res) => (created = res));
+        await until(async () => (await waiting(orm)) >= 1);
+        // Waits for the creation's insert, which waits for this transaction's role row: the creation is aborted.
+        await held.execute(
+          `insert into invitations (id, workspace_id, email, role_id, status, token_hash, created_at, expires_at, last_sent_at)
+           values (?, ?, ?, ?, 'pending', ?, now(), now() + interval '1 day', now())`,
+          [`inv_deadlock${process.pid}`, ws.id, email, viewer, `deadlock-${email}`],
+        );
+        // Run again, it waits for this transaction's rows (a 500 would have answered instead).
+        await until(async () => created !== null || (await waiting(orm)) >= 1);
+        await held.rollback();
+        const answered = (await creating) as Answer;
+        expect([answered.status, answered.body.data?.email]).toEqual([201, email]);
+        const id = answered.body.data.id as string;
+        const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=invitation.create&per_page=100', { token: ws.apiKey });
+        expect(audit.body.data.filter((e: { target: { id: string } | null }) => e.target?.id === id)).toHaveLength(1);
+        const [rows] = await orm.em.fork().execute<{ events: number; emails: number }[]>(
+          `select (select count(*)::int from events where type = 'invitation.created' and payload->>'id' = ?) as events,
+                  (select count(*)::int from email_outbox where to_address = ?) as emails`,
+          [id, email],
+        );
+        expect(rows).toEqual({ events: 1, emails: 1 });
+        await mail.waitFor(email);
+        expect(mail.to(email)).toHaveLength(1);
+      } finally {
+        await orm.close(true);
+      }
+    },
+  );
+
   it('revokes a pending invitation when its address gets a user another way (created, or given by an update), audited; resend and accept then answer 409', async () => {
     const email = uniqueEmail('taken-since');
     const created = await invite({ email });
