@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
@@ -93,6 +94,54 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 export const middleware = t.middleware;
 
+/** How many times a transaction PostgreSQL aborted for a deadlock or a serialization failure is run again. */
+const ABORTED_RETRIES = 2;
+
+/** A deadlock (40P01) or a serialization failure (40001) anywhere in `error`'s chain of causes. */
+function abortedToRetry(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const { code } = cause as { code?: unknown };
+    if (code === '40P01' || code === '40001') return true;
+  }
+  return false;
+}
+
+/**
+ * Runs a mutation's transaction again, up to ABORTED_RETRIES times, when PostgreSQL aborted it for a
+ * deadlock or a serialization failure: nothing of it was committed, and it did nothing outside it (its
+ * audit rows, events and emails are rows of the transaction; the rate limits were counted and the
+ * passwords hashed before it; what reaches the outside waits in its own `afterCommit` list, dropped
+ * with it). `attempt(retry)` gets 0, then 1 and 2. The success status the aborted attempt set is
+ * reset; a short random pause lets the transaction that won go on. After the last, answered as before
+ * (500).
+ */
+async function retryingAborted<R extends { ok: boolean; error?: unknown }>(
+  ctx: Context,
+  path: string,
+  attempt: (retry: number) => Promise<R>,
+): Promise<R> {
+  const status = ctx.success.status;
+  for (let retry = 0; ; retry++) {
+    let aborted: unknown;
+    try {
+      const outcome = await attempt(retry);
+      if (outcome.ok || !abortedToRetry(outcome.error) || retry === ABORTED_RETRIES) return outcome;
+      aborted = outcome.error;
+    } catch (error) {
+      if (!abortedToRetry(error) || retry === ABORTED_RETRIES) throw error;
+      aborted = error;
+    }
+    ctx.deps.log.warn('transaction aborted by the database, run again', {
+      requestId: ctx.requestId,
+      path,
+      retry: retry + 1,
+      error: aborted,
+    });
+    ctx.success.status = status;
+    await setTimeout(5 + Math.random() * 20 * (retry + 1));
+  }
+}
+
 /**
  * Every builder's last step before the input is parsed (one middleware: each layer costs every request
  * a copy of tRPC's call options):
@@ -103,10 +152,12 @@ export const middleware = t.middleware;
  *   resource: NOT_FOUND on every door (core/path-ids.ts).
  * - One transaction per mutation: the handler, its audit rows and its outbox rows commit together or
  *   not at all (unless the error asks to keep them: see AppError `keepChanges`). Queries run on the
- *   request's plain fork. `ctx.afterCommit` callbacks run once the commit is done. The new passwords
- *   named by meta `hashes` are hashed before the transaction opens (`withPasswordsHashed`).
+ *   request's plain fork. `ctx.afterCommit` callbacks (each transaction has a list of its own) run
+ *   once the commit is done. A transaction PostgreSQL aborts for a deadlock or a serialization failure
+ *   is run again (`retryingAborted`). The new passwords named by meta `hashes` are hashed before the
+ *   transaction opens (`withPasswordsHashed`).
  */
-const lastSteps = t.middleware(async ({ ctx, type, meta, next, getRawInput }) => {
+const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput }) => {
   const rawInput = await getRawInput();
   const pathParams = pathParamNames(meta?.openapi?.path);
   const bodyIds = bodyIdNames(meta?.bodyIds);
@@ -117,23 +168,29 @@ const lastSteps = t.middleware(async ({ ctx, type, meta, next, getRawInput }) =>
   }
   const run = async () => {
     if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
-    const transaction = async () => {
+    const attempt = async (retry: number) => {
       let outcome: Awaited<ReturnType<typeof next>> | undefined;
+      const afterCommit: Context['afterCommit'] = [];
       try {
-        await ctx.em.transactional(async (em) => {
-          outcome = await next({ ctx: { em } });
-          if (outcome.ok) return;
-          const { appError } = toAppError(outcome.error);
-          if (appError.keepChanges) await em.flush();
-          else throw outcome.error;
-        });
+        // A retry starts from an empty identity map: an entity the aborted attempt changed is read again.
+        await ctx.em.transactional(
+          async (em) => {
+            outcome = await next({ ctx: { em, afterCommit } });
+            if (outcome.ok) return;
+            const { appError } = toAppError(outcome.error);
+            if (appError.keepChanges) await em.flush();
+            else throw outcome.error;
+          },
+          { clear: retry > 0 },
+        );
       } catch (error) {
-        if (outcome && !outcome.ok) return outcome;
+        if (outcome && !outcome.ok && !abortedToRetry(error)) return outcome;
         throw error;
       }
-      for (const callback of ctx.afterCommit.splice(0)) callback();
+      for (const callback of afterCommit) callback();
       return outcome as NonNullable<typeof outcome>;
     };
+    const transaction = () => retryingAborted(ctx, path, attempt);
     const passwords = meta?.hashes ? newPasswordsIn(rawInput, meta.hashes) : [];
     return passwords.length > 0 ? withPasswordsHashed(passwords, transaction) : transaction();
   };

@@ -259,6 +259,11 @@ export async function acceptInvitation(
   );
   if (!row) throw await refuseInvitation(em, tokenHash, origin, now);
   em.setFilterParams('tenant', { workspaceId: row.workspace_id });
+  // The role's row before the user's counter row (retire.ts, the lock order): the assignment's foreign
+  // key takes this key-share lock anyway, but at COMMIT (it is deferred), long after the user's insert
+  // wrote its counter row; an owner's lock, deactivation or deletion takes the owner role's row and then
+  // that counter row.
+  await em.execute('select id from roles where id = ? for key share', [row.role_id]);
   // The emailed one-time link proves the address.
   const user = await newUser(row.workspace_id, { email: row.email, password: input.password, name: input.name, email_verified: true });
   em.persist(user);

@@ -342,6 +342,113 @@ describe('invitations', () => {
     },
   );
 
+  /**
+   * An owner's invitation accepted while an owner is locked, deactivated or deleted on a connection of
+   * the acceptance's `user_counts` slot (backend pid mod 16). That change takes the owner role's row
+   * (`lockOwnerRole`), then its user's counter row of its slot. The test's transaction plays it: it holds
+   * the owner role's row, lets the acceptance run until it waits, then writes the counter row of the
+   * acceptance's slot with the trigger's own statement (+0). The acceptance took its counter row
+   * (inserting its user) before the role's row (its assignment's key, checked at COMMIT): the test's
+   * write waited for it, and the test's short deadlock_timeout made PostgreSQL abort the test's side
+   * (40P01). Now the acceptance takes the role's row first, so it holds no counter row while it waits.
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'does not deadlock an owner’s acceptance with an owner locked on a connection of its counter slot',
+    async () => {
+      const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+      const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+      const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id as string;
+      const email = uniqueEmail('owner-invited-while-locking');
+      const invited = await invite({ email, role_id: owner }, ownerToken);
+      const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+      const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
+      try {
+        const held = orm.em.fork();
+        await held.begin();
+        await held.execute(`set local deadlock_timeout = '10ms'`);
+        await held.execute('select id from roles where id = ? for update', [owner]);
+        const accepting = accept({ token, password: 'accepted while locking' });
+        await until(async () => (await waiting(orm)) >= 1);
+        const [acceptance] = await orm.em
+          .fork()
+          .execute<{ pid: number }[]>(
+            `select l.pid from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`,
+          );
+        const slotWrite = held
+          .execute(
+            `insert into user_counts (workspace_id, status, slot, n) values (?, 'active', ? % 16, 0)
+             on conflict (workspace_id, status, slot) do update set n = user_counts.n + excluded.n`,
+            [ws.id, acceptance?.pid],
+          )
+          .then(
+            () => 'written',
+            (error: { code?: string }) => error.code,
+          );
+        const written = await slotWrite;
+        await held.rollback();
+        const accepted = await accepting;
+        expect(written).toBe('written');
+        expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
+        const read = await call(app, 'GET', `/api/v1/invitations/${invited.body.data.id}`, { token: ws.apiKey });
+        expect(read.body.data.status).toBe('accepted');
+      } finally {
+        await orm.close(true);
+      }
+    },
+  );
+
+  /**
+   * A transaction PostgreSQL aborts for a deadlock is run again (core/trpc.ts `retryingAborted`). The
+   * test's transaction holds the role the invitation names (its foreign key, checked at COMMIT, waits for
+   * it) and, once the creation waits there past its address's lock and its insert, inserts a pending
+   * invitation of the same address, which waits for the creation's: a deadlock, and the creation's side
+   * is the one aborted (the test's deadlock_timeout is longer). Run again, the creation waits for the
+   * test's rows, which are then rolled back: 201 (500 before), with one audit row, one event and one
+   * email.
+   */
+  (inject('embedded') ? () => undefined : it)(
+    'runs an invitation’s creation again when PostgreSQL aborts it for a deadlock: 201, one audit row, one event, one email',
+    async () => {
+      const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+      const viewer = roles.body.data.find((r: { key: string }) => r.key === 'viewer').id as string;
+      const email = uniqueEmail('invited-after-a-deadlock');
+      const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
+      try {
+        const held = orm.em.fork();
+        await held.begin();
+        await held.execute(`set local deadlock_timeout = '1min'`);
+        await held.execute('select id from roles where id = ? for update', [viewer]);
+        let created: Answer | null = null;
+        const creating = invite({ email, role_id: viewer }).then((res) => (created = res));
+        await until(async () => (await waiting(orm)) >= 1);
+        // Waits for the creation's insert, which waits for this transaction's role row: the creation is aborted.
+        await held.execute(
+          `insert into invitations (id, workspace_id, email, role_id, status, token_hash, created_at, expires_at, last_sent_at)
+           values (?, ?, ?, ?, 'pending', ?, now(), now() + interval '1 day', now())`,
+          [`inv_deadlock${process.pid}`, ws.id, email, viewer, `deadlock-${email}`],
+        );
+        // Run again, it waits for this transaction's rows (a 500 would have answered instead).
+        await until(async () => created !== null || (await waiting(orm)) >= 1);
+        await held.rollback();
+        const answered = (await creating) as Answer;
+        expect([answered.status, answered.body.data?.email]).toEqual([201, email]);
+        const id = answered.body.data.id as string;
+        const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=invitation.create&per_page=100', { token: ws.apiKey });
+        expect(audit.body.data.filter((e: { target: { id: string } | null }) => e.target?.id === id)).toHaveLength(1);
+        const [rows] = await orm.em.fork().execute<{ events: number; emails: number }[]>(
+          `select (select count(*)::int from events where type = 'invitation.created' and payload->>'id' = ?) as events,
+                  (select count(*)::int from email_outbox where to_address = ?) as emails`,
+          [id, email],
+        );
+        expect(rows).toEqual({ events: 1, emails: 1 });
+        await mail.waitFor(email);
+        expect(mail.to(email)).toHaveLength(1);
+      } finally {
+        await orm.close(true);
+      }
+    },
+  );
+
   it('revokes a pending invitation when its address gets a user another way (created, or given by an update), audited; resend and accept then answer 409', async () => {
     const email = uniqueEmail('taken-since');
     const created = await invite({ email });

@@ -12,9 +12,11 @@ import type { InvitationStatus } from './invitation.entity.ts';
  * and a pending invitation.
  *
  * Lock order: this lock first, before any row lock the transaction takes. The rows come after it: the
- * invitations of the address (consumed, retired, expired, inserted), the user's row and its counter
- * row (`user_counts`), the role's row an assignment names (a key-share lock) and the owner role's row
- * (owners.ts `lockOwnerRole`; an email change takes the new address's lock before it). Every path takes
+ * invitations of the address (consumed, retired, expired, inserted), the role's row an assignment
+ * names (a key-share lock) and the owner role's row (owners.ts `lockOwnerRole`; an email change takes
+ * the new address's lock before it), then the user's row and its counter row (`user_counts`, shared by
+ * the connections of one slot: an acceptance takes its role's row before it inserts its user, as an
+ * owner's lock, deactivation or deletion takes the owner role's row before the user's). Every path takes
  * one address's lock at most. A path that waits for the lock holding a row another path takes after
  * the lock would deadlock with it.
  */
