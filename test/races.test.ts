@@ -276,4 +276,74 @@ describe(`races: ${N} identical requests at once`, () => {
     ]);
     expect(held.map((a) => new Date(a.expires_at).toISOString())).toEqual([expiresAt]);
   });
+
+  it('TOTP enrollment: every one is 201, and the oldest pending factors make room, so at most 5 stay pending and 20 in all', async () => {
+    const user = await newUser('enroller');
+    const { accessToken } = await signIn(app, ws.id, user.email, PASSWORD);
+    const enrollAll = () =>
+      releaseTogether(
+        app.url,
+        copies(N, {
+          method: 'POST',
+          path: '/api/v1/mfa/factors/totp',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` },
+          body: JSON.stringify({ name: 'Phone' }),
+        }),
+      );
+    const factorsOf = () => sql<{ id: string; status: string }>('select id, status from mfa_factors where user_id = ?', [user.id]);
+    const first = await enrollAll();
+    expect(outcomes(first)).toEqual(Array<string>(N).fill('201'));
+    const pending = await factorsOf();
+    expect(pending.map((f) => f.status)).toEqual(Array<string>(5).fill('Pending verification'));
+    const enrolled = first.map((r) => r.json.data.factor.id as string);
+    expect(enrolled).toEqual(expect.arrayContaining(pending.map((f) => f.id)));
+    const replaced = await sql<{ target_id: string; details: { replaced_by: string } }>(
+      `select target_id, details from audit_events where event_type = 'mfa.factor_remove' and actor_id = ?`,
+      [user.id],
+    );
+    expect(replaced.map((r) => r.target_id).sort()).toEqual(enrolled.filter((id) => !pending.some((f) => f.id === id)).sort());
+    expect(enrolled).toEqual(expect.arrayContaining(replaced.map((r) => r.details.replaced_by)));
+
+    // 17 verified (marked so in the table, as the code checks are not what is raced here): now the
+    // total, not the pending count, is what binds.
+    const verifyAll = () => sql('update mfa_factors set status = ? where user_id = ?', ['Verified', user.id]);
+    await verifyAll();
+    for (let i = 0; i < 12; i++) {
+      expect((await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: accessToken, body: { name: 'More' } })).status).toBe(201);
+      await verifyAll();
+    }
+    expect((await factorsOf()).length).toBe(17);
+    expect(outcomes(await enrollAll())).toEqual(Array<string>(N).fill('201'));
+    const held = await factorsOf();
+    expect(held.filter((f) => f.status === 'Pending verification').length).toBe(3);
+    expect(held.length).toBe(20);
+  });
+
+  it('TOTP enrollment beside the verification of the pending factor it would replace: a factor answered Verified is never removed', async () => {
+    const user = await newUser('verifier');
+    const { accessToken } = await signIn(app, ws.id, user.email, PASSWORD);
+    const auth = { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` };
+    const enroll = async () =>
+      (await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: accessToken, body: { name: 'Phone' } })).body.data;
+    const verifiedWon: string[] = [];
+    for (let round = 0; round < 10; round++) {
+      const oldest = await enroll();
+      for (let i = 0; i < 4; i++) await enroll();
+      const code = (URI.parse(oldest.otpauth_uri) as TOTP).generate({ timestamp: app.clock.now().getTime() });
+      const [verify, enrolled] = await releaseTogether(app.url, [
+        { method: 'POST', path: `/api/v1/mfa/factors/${oldest.factor.id}/verify`, headers: auth, body: JSON.stringify({ code }) },
+        { method: 'POST', path: '/api/v1/mfa/factors/totp', headers: auth, body: JSON.stringify({ name: 'Phone' }) },
+      ]);
+      expect(enrolled?.status).toBe(201);
+      const [row] = await sql<{ status: string }>('select status from mfa_factors where id = ?', [oldest.factor.id]);
+      if (verify?.status === 200) {
+        expect(row?.status).toBe('Verified');
+        verifiedWon.push(oldest.factor.id);
+      } else {
+        expect([verify?.status, verify?.json.error.code, row]).toEqual([404, 'NOT_FOUND', undefined]);
+      }
+      await sql(`delete from mfa_factors where user_id = ? and status = 'Pending verification'`, [user.id]);
+    }
+    console.info(`verify beside enroll: verification won ${verifiedWon.length} of 10`);
+  });
 });

@@ -13,7 +13,7 @@ import {
   mfaVerifyInput,
   verifyFactorInput,
 } from './mfa.schema.ts';
-import { completeSignInChallenge, enrollTotp, listFactors, removeFactor, verifyFactor } from './mfa.service.ts';
+import { completeSignInChallenge, enrollTotp, FACTOR_LIMITS, listFactors, removeFactor, verifyFactor } from './mfa.service.ts';
 
 const tags = ['mfa'];
 
@@ -30,6 +30,7 @@ export const mfaRouter = router({
     .meta({
       openapi: { method: 'POST', path: '/api/v1/mfa/factors/totp', tags, summary: 'Start enrolling an authenticator app', protect: true },
       successStatus: 201,
+      conflict: `The account has the most verified factors it may have (${FACTOR_LIMITS.total}); remove one first`,
       audit: 'mfa.factor_enroll',
     })
     .input(enrollInput)

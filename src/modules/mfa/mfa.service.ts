@@ -36,10 +36,46 @@ export async function listFactors(em: EntityManager, userId: string, query: Page
   return toPage(factors.map(toView), total, query);
 }
 
-/** A new authenticator, `Pending verification` until a code from it is confirmed. */
+/**
+ * How many factors a user may hold: at most `pending` waiting for their code, at most `total` in all.
+ * Enrolling past either replaces the oldest pending one (an app set up and abandoned never stands in
+ * the way of another try); only an account whose factors are all verified and at `total` is refused.
+ */
+export const FACTOR_LIMITS = { pending: 5, total: 20 } as const;
+
+/**
+ * A user's factors change one call at a time (enrolling, verifying, removing): the user's row is held
+ * until commit. So concurrent enrollments count one after the other, and an enrollment never replaces
+ * a pending factor that a verification has made `Verified` meanwhile.
+ */
+async function holdFactors(em: EntityManager, userId: string): Promise<void> {
+  await em.execute('select id from users where id = ? for update', [userId]);
+}
+
+/**
+ * The factors a new enrollment of `userId` pushes out, oldest first: as few pending ones as bring the
+ * user back under both limits with the new one. Refuses (409) when no pending one is left to go.
+ */
+async function factorsToReplace(em: EntityManager, userId: string): Promise<MfaFactor[]> {
+  await holdFactors(em, userId);
+  const factors = await em.find(MfaFactor, { userId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+  const pending = factors.filter((factor) => factor.status === 'Pending verification');
+  const excess = Math.max(pending.length - (FACTOR_LIMITS.pending - 1), factors.length - (FACTOR_LIMITS.total - 1), 0);
+  if (excess > pending.length) {
+    const verified = factors.length - pending.length;
+    throw new AppError('CONFLICT', `This account has ${verified} verified factors, the most it may have; remove one first`);
+  }
+  return pending.slice(0, excess);
+}
+
+/**
+ * A new authenticator, `Pending verification` until a code from it is confirmed; the oldest pending
+ * ones go when the user's limits (`FACTOR_LIMITS`) need the room, each recorded as a removal.
+ */
 export async function enrollTotp(deps: AppDeps, scope: AuditScope, userId: string, name: string, now: Date) {
   const user = await scope.em.findOneOrFail(User, { id: userId });
   const workspace = await scope.em.findOneOrFail(Workspace, { id: user.workspaceId });
+  const replaced = await factorsToReplace(scope.em, userId);
   const secret = newTotpSecret();
   const factor = Object.assign(new MfaFactor(), {
     id: newId('fac'),
@@ -52,6 +88,7 @@ export async function enrollTotp(deps: AppDeps, scope: AuditScope, userId: strin
     createdAt: now,
     verifiedAt: null,
   });
+  for (const old of replaced) dropFactor(scope, old, { replaced_by: factor.id });
   scope.em.persist(factor);
   recordAudit(scope, { eventType: 'mfa.factor_enroll', target: { type: 'factor', id: factor.id }, details: { kind: 'totp', name } });
   const uri = totpUri(workspace.name, user.email, secret);
@@ -81,6 +118,7 @@ export async function verifyFactor(
   code: string,
   now: Date,
 ): Promise<FactorView> {
+  await holdFactors(scope.em, userId);
   const factor = await ownFactor(scope.em, userId, id);
   if (factor.status === 'Verified') throw new AppError('CONFLICT', 'This factor is already verified');
   if (!(await acceptCode(deps, scope.em, [factor], code, now))) {
@@ -99,19 +137,25 @@ export async function verifyFactor(
 }
 
 export async function removeFactor(scope: AuditScope, userId: string, id: string) {
+  await holdFactors(scope.em, userId);
   const factor = await ownFactor(scope.em, userId, id);
+  dropFactor(scope, factor);
+  return { id: factor.id, deleted: true as const };
+}
+
+/** Deletes `factor`, recorded as `mfa.factor_remove` (with `details` added), and told if it was verified. */
+function dropFactor(scope: AuditScope, factor: MfaFactor, details: Record<string, unknown> = {}) {
   scope.em.remove(factor);
   recordAudit(scope, {
     eventType: 'mfa.factor_remove',
     target: { type: 'factor', id: factor.id },
-    details: { name: factor.name, status: factor.status },
+    details: { name: factor.name, status: factor.status, ...details },
   });
   // The pair of mfa.factor_enrolled, which a factor's verification emits: a factor never verified was
   // never enrolled, so its removal tells subscribers nothing.
   if (factor.status === 'Verified') {
     emitEvent(scope, 'mfa.factor_removed', { user_id: factor.userId, factor_id: factor.id, kind: factor.kind, name: factor.name });
   }
-  return { id: factor.id, deleted: true as const };
 }
 
 /**

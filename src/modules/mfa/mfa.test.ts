@@ -431,6 +431,81 @@ describe('second factor (TOTP)', () => {
     expect(JSON.stringify(res.body)).not.toMatch(/secret/i);
   });
 
+  /** The caller's factors as the API lists them: id, name and status, oldest first. */
+  async function factorsOf(token: string) {
+    const res = await call(app, 'GET', '/api/v1/mfa/factors?per_page=100', { token });
+    expect(res.status).toBe(200);
+    return (res.body.data as { id: string; name: string; status: string }[]).map(({ id, name, status }) => ({ id, name, status }));
+  }
+
+  it('keeps at most 5 factors pending: a sixth try replaces the oldest pending one, recorded as its removal and told to nobody', async () => {
+    const user = await enrolledUser();
+    const tries = [];
+    for (let i = 1; i <= 6; i++) {
+      app.clock.advance(1000);
+      tries.push((await enroll(user.token, `Try ${i}`)).factor.id as string);
+    }
+    const [oldest, ...kept] = tries;
+    expect(await factorsOf(user.token)).toEqual(
+      [
+        { id: user.factorId, name: 'Phone', status: 'Verified' },
+        ...kept.map((id, i) => ({ id, name: `Try ${i + 2}`, status: 'Pending verification' })),
+      ].sort((a, b) => a.id.localeCompare(b.id)),
+    );
+    const gone = await call(app, 'POST', `/api/v1/mfa/factors/${oldest}/verify`, { token: user.token, body: { code: '123456' } });
+    expect([gone.status, gone.body.error.code]).toEqual([404, 'NOT_FOUND']);
+    const removed = await call(app, 'GET', `/api/v1/audit/events/?event_type=mfa.factor_remove&target_id=${oldest}`, { token: ws.apiKey });
+    expect(removed.body.data.map((e: { actor: unknown; details: unknown }) => [e.actor, e.details])).toEqual([
+      [
+        { type: 'user', id: user.id },
+        { name: 'Try 1', status: 'Pending verification', replaced_by: kept[4] },
+      ],
+    ]);
+    const events = await app.deps.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ type: string }[]>(
+        `select type from events where workspace_id = ? and type = 'mfa.factor_removed' and payload->>'user_id' = ?`,
+        [ws.id, user.id],
+      );
+    expect(events).toEqual([]);
+  });
+
+  it('refuses a factor past 20 verified ones with 409 CONFLICT, audited; one pending among 20 is replaced instead', async () => {
+    const user = await enrolledUser();
+    const verified = [user.factorId];
+    for (let i = 2; i <= 20; i++) {
+      const enrollment = await enroll(user.token, `App ${i}`);
+      const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${enrollment.factor.id}/verify`, {
+        token: user.token,
+        body: { code: codeAt(authenticator(enrollment.otpauth_uri)) },
+      });
+      expect(confirmed.status).toBe(200);
+      verified.push(enrollment.factor.id as string);
+    }
+    const refused = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: user.token, body: { name: 'One too many' } });
+    expect([refused.status, refused.body.error]).toEqual([
+      409,
+      { code: 'CONFLICT', message: 'This account has 20 verified factors, the most it may have; remove one first' },
+    ]);
+    const audited = await call(app, 'GET', '/api/v1/audit/events/?event_type=mfa.factor_enroll&outcome=failure&per_page=100', {
+      token: ws.apiKey,
+    });
+    const row = audited.body.data.find((e: { request_id: string }) => e.request_id === refused.headers.get('x-request-id'));
+    expect(row?.details).toEqual({ reason: 'CONFLICT', status: 409 });
+    expect((await factorsOf(user.token)).length).toBe(20);
+
+    expect((await call(app, 'DELETE', `/api/v1/mfa/factors/${verified[0]}`, { token: user.token })).status).toBe(200);
+    const abandoned = await enroll(user.token, 'Abandoned');
+    const retried = await enroll(user.token, 'Retried');
+    const held = await factorsOf(user.token);
+    expect(held.length).toBe(20);
+    expect(held.filter((f) => f.status === 'Pending verification')).toEqual([
+      { id: retried.factor.id, name: 'Retried', status: 'Pending verification' },
+    ]);
+    expect(held.some((f) => f.id === abandoned.factor.id)).toBe(false);
+  });
+
   it('lists factors a page at a time with meta; bad paging is 400', async () => {
     const user = await newUser();
     const a = await enroll(user.token, 'First phone');
