@@ -4,7 +4,7 @@ import { isId } from '../../core/ids.ts';
 import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DECISIONS, ENTITLEMENT_TYPES, REQUEST_STATUSES, REVIEW_SCOPES, REVIEW_STATUSES } from './iga.entity.ts';
-import { labelInput } from '../../core/labels.ts';
+import { absentIfNull, labelInput } from '../../core/labels.ts';
 
 const id = z.string().max(100);
 const actor = z.object({ type: z.string(), id: z.string().nullable() });
@@ -51,7 +51,7 @@ export const accessRequestOutput = z
 export type AccessRequestView = z.infer<typeof accessRequestOutput>;
 export const accessRequestPage = pageOf(accessRequestOutput);
 
-const justification = z.string().trim().min(1).max(1000).optional();
+const justification = absentIfNull(z.string().trim().min(1).max(1000));
 export const createRequestInput = withAliases(
   z.strictObject({
     entitlement_id: id,
@@ -130,7 +130,7 @@ export const startReviewInput = z
     entitlement_id: id
       .optional()
       .describe('Shorthand for the scope of that role or group (an entitlement id); send scope or one shorthand'),
-    due_at: instantInput.optional(),
+    due_at: absentIfNull(instantInput),
   })
   .superRefine((value, ctx) => {
     const sent = SCOPE_FIELDS.filter((field) => value[field] !== undefined);
