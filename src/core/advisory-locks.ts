@@ -17,6 +17,8 @@ export const ADVISORY_LOCKS = {
   invitationAddress: 727_003,
   /** The first start's workspace (workspaces/bootstrap.ts). */
   bootstrap: 727_004,
+  /** A workspace's custom attribute keys, one spelling (in any case) at a time (idp-attributes/idp-attributes.ts). */
+  idpAttributeKey: 727_005,
 } as const;
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { labelInput, searchInput } from '../../core/labels.ts';
+import { absentIfNull, labelInput, searchInput } from '../../core/labels.ts';
 
 export const groupOutput = z
   .object({ id: z.string(), name: z.string(), description: z.string().nullable(), member_count: z.number().int(), created_at: z.string() })
@@ -11,7 +11,7 @@ export const groupPage = pageOf(groupOutput);
 export const listGroupsInput = z.object({ q: searchInput.optional(), ...pageParams }).prefault({});
 export const createGroupInput = z.strictObject({
   name: labelInput(100),
-  description: z.string().trim().max(500).optional(),
+  description: absentIfNull(z.string().trim().max(500)),
 });
 export const groupIdInput = z.object({ id: z.string().max(100) });
 export const updateGroupInput = z.strictObject({

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
+import { lockUntilCommit } from '../../core/advisory-locks.ts';
 import { AppError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { pageOf, pageParams, toPage, type PageQuery } from '../../core/pagination.ts';
@@ -49,7 +50,10 @@ export const listIdpAttributesInput = z.object({ ...pageParams }).prefault({});
 
 /** A custom attribute: `key` (as claims are spelled: `department`, `employeeId`), its name (the key unless given). */
 export const createIdpAttributeInput = z.strictObject({
-  key: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,49}$/, 'must be 1–50 letters, digits, _ or -, starting with a letter'),
+  key: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_-]{0,49}$/, 'must be 1–50 letters, digits, _ or -, starting with a letter')
+    .describe('Kept as spelled; unique whatever its case, built-in keys included (`Email` is taken by `email`: 409)'),
   name: labelInput(100).optional(),
   claim: z.string().trim().min(1).max(300).optional(),
   enabled: z.boolean().default(true),
@@ -93,13 +97,35 @@ export async function listIdpAttributes(em: EntityManager, query: PageQuery) {
   return toPage(all.slice(start, start + query.per_page), all.length, query);
 }
 
+/**
+ * The existing key `key` spells in any case: a built-in's (`Email` is `email`) or a stored one's, or
+ * null. A key becomes a key of the user's metadata and a SCIM-style attribute name (RFC 7643 §2.1:
+ * attribute names are case-insensitive), so `Dept` beside `dept` would be two attributes nobody can tell
+ * apart. Keys keep the spelling they were created with; rows in two cases stored before this rule stay.
+ */
+async function takenKey(scope: AuditScope, key: string): Promise<string | null> {
+  const folded = key.toLowerCase();
+  if (builtinOf(folded)) return folded;
+  const [row] = await scope.em.execute<{ key: string }[]>(
+    'select key from idp_attributes where workspace_id = ? and lower(key) = ? order by created_at limit 1',
+    [scope.workspaceId, folded],
+  );
+  return row?.key ?? null;
+}
+
 export async function createIdpAttribute(
   scope: AuditScope,
   input: z.infer<typeof createIdpAttributeInput>,
   now: Date,
 ): Promise<IdpAttributeView> {
-  if (builtinOf(input.key) || (await scope.em.count(IdpAttribute, { key: input.key }))) {
-    throw takenConflict('key', `An attribute with the key "${input.key}" already exists`);
+  await lockUntilCommit(scope.em, 'idpAttributeKey', `${scope.workspaceId} ${input.key.toLowerCase()}`);
+  const taken = await takenKey(scope, input.key);
+  if (taken !== null) {
+    throw takenConflict(
+      'key',
+      `An attribute with the key "${taken}" already exists (keys are unique whatever their case); ` +
+        `give another key, with "claim": "${input.key}" if that is the claim to read`,
+    );
   }
   const row = Object.assign(new IdpAttribute(), {
     id: newId('ida'),

@@ -5,6 +5,7 @@ import { isoOf } from '../../core/instant.ts';
 import { offsetOf, toPage } from '../../core/pagination.ts';
 import { Group, GroupMember } from '../groups/group.entity.ts';
 import { Role, RoleAssignment } from '../roles/role.entity.ts';
+import { lookupRole } from '../roles/roles.service.ts';
 import type { EntitlementType } from './iga.entity.ts';
 import { HOLDERS_SHOWN, type EntitlementView, type ListEntitlementsInput } from './iga.schema.ts';
 
@@ -16,22 +17,22 @@ export interface Entitlement {
   owner: boolean;
 }
 
-/** The role or group an entitlement id names in the caller's workspace, or null. */
+/**
+ * The role or group an entitlement id names in the caller's workspace, or null: a group's id, or a
+ * role's id or key (`viewer`, a custom role's key), as `/api/v1/roles/assign` takes it (lookupRole).
+ */
 export async function lookupEntitlement(em: EntityManager, id: string): Promise<Entitlement | null> {
-  if (isId('rol', id)) {
-    const role = await em.findOne(Role, { id });
-    return role ? { type: 'role', id: role.id, name: role.name, owner: role.builtin && role.key === 'owner' } : null;
-  }
   if (isId('grp', id)) {
     const group = await em.findOne(Group, { id });
     return group ? { type: 'group', id: group.id, name: group.name, owner: false } : null;
   }
-  return null;
+  const role = await lookupRole(em, id);
+  return role ? { type: 'role', id: role.id, name: role.name, owner: role.builtin && role.key === 'owner' } : null;
 }
 
 export async function findEntitlement(em: EntityManager, id: string): Promise<Entitlement> {
   const entitlement = await lookupEntitlement(em, id);
-  if (!entitlement) throw new AppError('NOT_FOUND', 'No such entitlement (a role or group id)');
+  if (!entitlement) throw new AppError('NOT_FOUND', 'No such entitlement (a role id or key, or a group id)');
   return entitlement;
 }
 

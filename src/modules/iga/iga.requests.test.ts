@@ -163,6 +163,16 @@ describe('entitlements and access requests', () => {
     expect(assigned.body.data[0].actor).toEqual({ type: 'user', id: admin.id });
   });
 
+  it("takes a role's key for entitlement_id, as roles/assign does; the request names the role by its id", async () => {
+    const keyed = await person('keyed');
+    const res = await ask(keyed, { entitlement_id: 'billing', justification: 'By key' });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.data.entitlement).toMatchObject({ type: 'role', id: roleIds.billing });
+    // The same role by its id is the same pending request: 409, not a second one.
+    expect((await ask(keyed, { entitlement_id: roleIds.billing, justification: 'By id' })).status).toBe(409);
+    expect((await ask(keyed, { entitlement_id: 'no-such-role', justification: 'x' })).status).toBe(404);
+  });
+
   it('takes a request without a justification (null everywhere it shows), or with `reason` for it; both at once is 400', async () => {
     const terse = await person('terse');
     const adminMails = mail.to(admin.email).length;

@@ -210,6 +210,24 @@ describe('access reviews', () => {
     expect((await start({ name: 'x', group_id: groupId, entitlement_id: groupId })).status).toBe(400);
   });
 
+  it("takes a role's key wherever it takes a role id (role_id, entitlement_id, scope), as roles/assign does", async () => {
+    const byId = await start({ name: 'Support by id', role_id: roleIds.support });
+    for (const body of [{ role_id: 'support' }, { entitlement_id: 'support' }, { scope: { type: 'role', id: 'support' } }]) {
+      const res = await start({ name: 'Support by key', ...body });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      // The review names the role by its id, as when the id was sent, and covers the same grants.
+      expect(res.body.data.scope).toEqual({ type: 'role', id: roleIds.support, name: 'Support' });
+      expect(res.body.data.progress.total).toBe(byId.body.data.progress.total);
+    }
+    const viewers = await start({ name: 'Viewers', role_id: 'viewer' });
+    expect([viewers.status, viewers.body.data.scope.id]).toEqual([201, roleIds.viewer]);
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${viewers.body.data.id}`, { token: ws.apiKey });
+    expect(audit.body.data[0].details.scope).toEqual({ type: 'role', id: roleIds.viewer });
+    expect((await start({ name: 'x', role_id: 'no-such-role' })).status).toBe(404);
+    // A key names a role, never a group.
+    expect((await start({ name: 'x', group_id: 'support' })).status).toBe(404);
+  });
+
   it('completes a review of nothing at once', async () => {
     const empty = await call(app, 'POST', '/api/v1/roles', { token: ws.apiKey, body: { name: 'Unused', permissions: [] } });
     const review = await start({ name: 'Nobody', scope: { type: 'role', id: empty.body.data.id } });

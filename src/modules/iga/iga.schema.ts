@@ -4,7 +4,7 @@ import { isId } from '../../core/ids.ts';
 import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DECISIONS, ENTITLEMENT_TYPES, REQUEST_STATUSES, REVIEW_SCOPES, REVIEW_STATUSES } from './iga.entity.ts';
-import { labelInput } from '../../core/labels.ts';
+import { absentIfNull, labelInput } from '../../core/labels.ts';
 
 const id = z.string().max(100);
 const actor = z.object({ type: z.string(), id: z.string().nullable() });
@@ -51,10 +51,10 @@ export const accessRequestOutput = z
 export type AccessRequestView = z.infer<typeof accessRequestOutput>;
 export const accessRequestPage = pageOf(accessRequestOutput);
 
-const justification = z.string().trim().min(1).max(1000).optional();
+const justification = absentIfNull(z.string().trim().min(1).max(1000));
 export const createRequestInput = withAliases(
   z.strictObject({
-    entitlement_id: id,
+    entitlement_id: id.describe('A role id or key (such as `viewer`), or a group id'),
     justification: justification.describe('Why the requester needs it (optional)'),
     reason: justification.describe(aliasOf('justification', 'the name decisions use for their note')),
   }),
@@ -103,7 +103,7 @@ export type AccessReviewView = z.infer<typeof accessReviewOutput>;
 export const accessReviewPage = pageOf(accessReviewOutput);
 
 const reviewScope = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('role'), id }),
+  z.strictObject({ type: z.literal('role'), id: id.describe('A role id or key') }),
   z.strictObject({ type: z.literal('group'), id }),
   z.strictObject({ type: z.literal('everyone') }),
 ]);
@@ -125,12 +125,14 @@ export const startReviewInput = z
   .strictObject({
     name: labelInput(200),
     scope: reviewScope.optional().describe('Whose access is reviewed; default `{"type": "everyone"}`'),
-    role_id: id.optional().describe('Shorthand for `scope: {"type": "role", "id": role_id}`; send scope or one shorthand'),
+    role_id: id
+      .optional()
+      .describe('Shorthand for `scope: {"type": "role", "id": role_id}` (a role id or key, such as `viewer`); send scope or one shorthand'),
     group_id: id.optional().describe('Shorthand for `scope: {"type": "group", "id": group_id}`; send scope or one shorthand'),
     entitlement_id: id
       .optional()
-      .describe('Shorthand for the scope of that role or group (an entitlement id); send scope or one shorthand'),
-    due_at: instantInput.optional(),
+      .describe('Shorthand for the scope of that role or group (a role id or key, or a group id); send scope or one shorthand'),
+    due_at: absentIfNull(instantInput),
   })
   .superRefine((value, ctx) => {
     const sent = SCOPE_FIELDS.filter((field) => value[field] !== undefined);

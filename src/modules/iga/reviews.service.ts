@@ -80,17 +80,20 @@ export async function startReview(scope: AuditScope, input: StartReviewInput, no
   const { em } = scope;
   const dueAt = futureInstant(input.due_at, 'due_at', now);
   let scopeName: string | null = null;
-  if (input.scope.type !== 'everyone') {
-    const entitlement = await findEntitlement(em, input.scope.id);
-    if (entitlement.type !== input.scope.type) throw new AppError('NOT_FOUND', `No such ${input.scope.type}`);
+  // A role named by its key is kept by its id, as one named by its id.
+  let reviewed = input.scope;
+  if (reviewed.type !== 'everyone') {
+    const entitlement = await findEntitlement(em, reviewed.id);
+    if (entitlement.type !== reviewed.type) throw new AppError('NOT_FOUND', `No such ${reviewed.type}`);
+    reviewed = { type: reviewed.type, id: entitlement.id };
     scopeName = entitlement.name;
   }
   const review = Object.assign(new AccessReview(), {
     id: newId('rev'),
     workspaceId: scope.workspaceId,
     name: input.name,
-    scopeType: input.scope.type,
-    scopeId: input.scope.type === 'everyone' ? null : input.scope.id,
+    scopeType: reviewed.type,
+    scopeId: reviewed.type === 'everyone' ? null : reviewed.id,
     scopeName,
     status: 'in_progress' as ReviewStatus,
     itemCount: 0,
@@ -104,7 +107,7 @@ export async function startReview(scope: AuditScope, input: StartReviewInput, no
     completedAt: null,
   });
   em.persist(review);
-  const grants = grantsOf(input.scope);
+  const grants = grantsOf(reviewed);
   const [inserted] = await em.execute<{ n: number }[]>(
     `with ins as (
        insert into access_review_items (id, workspace_id, review_id, user_id, user_email, entitlement_type, entitlement_id,

@@ -5,6 +5,7 @@ import { newPasswordInput } from '../auth/password-policy.ts';
 import { emailInput } from '../users/users.schema.ts';
 import { INVITATION_STATUSES } from './invitation.entity.ts';
 import { nameInput } from '../users/names.ts';
+import { absentIfNull } from '../../core/labels.ts';
 
 export const invitationOutput = z
   .object({
@@ -23,7 +24,7 @@ export type InvitationView = z.infer<typeof invitationOutput>;
 
 export const invitationPage = pageOf(invitationOutput);
 export const listInvitationsInput = z.object({ status: z.enum(INVITATION_STATUSES).optional(), ...pageParams }).prefault({});
-const roleIdOrKey = z.string().max(100).optional();
+const roleIdOrKey = absentIfNull(z.string().max(100));
 export const createInvitationInput = withAliases(
   z.strictObject({
     email: emailInput,
@@ -36,5 +37,5 @@ export const invitationIdInput = z.object({ id: z.string().max(100) });
 export const acceptInvitationInput = z.strictObject({
   token: z.string().min(1).max(512),
   password: newPasswordInput,
-  name: nameInput.optional(),
+  name: absentIfNull(nameInput),
 });

@@ -314,4 +314,33 @@ describe('organizations and identity-provider attributes', () => {
     const switched = await call(app, 'PATCH', '/api/v1/idp-attributes/valueOf', { token: ws.apiKey, body: { enabled: false } });
     expect(switched.body.data).toMatchObject({ key: 'valueOf', builtin: false, enabled: false, claims: ['value_of'] });
   });
+
+  it("keeps attribute keys unique whatever their case: a built-in's name or a taken key in another case is 409", async () => {
+    const post = (body: object) => call(app, 'POST', '/api/v1/idp-attributes', { token: ws.apiKey, body });
+    for (const key of ['Email', 'EMAIL', 'First_Name', 'Groups']) {
+      const res = await post({ key });
+      expect([res.status, res.body.error?.code, res.body.error?.details], key).toEqual([
+        409,
+        'CONFLICT',
+        [{ path: 'key', message: 'is already taken' }],
+      ]);
+    }
+    const dept = await post({ key: 'dept' });
+    expect(dept.status).toBe(201);
+    for (const key of ['Dept', 'DEPT']) expect((await post({ key })).status, key).toBe(409);
+    // The spelling is kept (claims are often camelCase), and a claim in another case is reached by its own key.
+    const camel = await post({ key: 'costCenter' });
+    expect(camel.body.data).toMatchObject({ key: 'costCenter', claims: ['costCenter'] });
+    expect((await post({ key: 'costcenter' })).status).toBe(409);
+    const capitalEmail = await post({ key: 'work_email', claim: 'Email' });
+    expect([capitalEmail.status, capitalEmail.body.data?.claims]).toEqual([201, ['Email']]);
+    // Sent together, one of two spellings wins.
+    const together = await Promise.all(['Region', 'region', 'REGION'].map((key) => post({ key })));
+    expect(together.map((res) => res.status).sort()).toEqual([201, 409, 409]);
+    const keys = (await call(app, 'GET', '/api/v1/idp-attributes?per_page=100', { token: ws.apiKey })).body.data.map(
+      (a: { key: string }) => a.key,
+    );
+    expect(keys.filter((key: string) => key.toLowerCase() === 'region')).toHaveLength(1);
+    expect(keys.filter((key: string) => key.toLowerCase() === 'email')).toEqual(['email']);
+  });
 });

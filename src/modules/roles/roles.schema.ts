@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ALL_PERMISSIONS, type Permission } from '../../core/permissions.ts';
 import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { labelInput } from '../../core/labels.ts';
+import { absentIfNull, labelInput } from '../../core/labels.ts';
 
 export const roleOutput = z
   .object({
@@ -28,7 +28,7 @@ export const createRoleInput = z.strictObject({
     .string()
     .regex(/^[a-z][a-z0-9_-]{1,49}$/, 'must be 2–50 lower-case letters, digits, - or _, starting with a letter')
     .optional(),
-  description: z.string().trim().max(500).optional(),
+  description: absentIfNull(z.string().trim().max(500)),
   permissions: z.array(permission).max(ALL_PERMISSIONS.length).default([]),
 });
 export type CreateRoleInput = z.infer<typeof createRoleInput>;

@@ -56,9 +56,14 @@ export async function roleMemberCounts(em: EntityManager, workspaceId: string, r
   return ids.map((id) => ({ role_id: id, members: counts.get(id) ?? 0 }));
 }
 
-/** A role by its id, or by its key (`admin`, a custom role's key): keys are unique in a workspace. */
+/** A role by its id, or by its key (`admin`, a custom role's key): keys are unique in a workspace. Null when none is. */
+export async function lookupRole(em: EntityManager, idOrKey: string): Promise<Role | null> {
+  return isId('rol', idOrKey) ? em.findOne(Role, { id: idOrKey }) : em.findOne(Role, { key: idOrKey });
+}
+
+/** A role by its id or key (lookupRole), or NOT_FOUND. */
 export async function findRole(em: EntityManager, idOrKey: string): Promise<Role> {
-  const role = isId('rol', idOrKey) ? await em.findOne(Role, { id: idOrKey }) : await em.findOne(Role, { key: idOrKey });
+  const role = await lookupRole(em, idOrKey);
   if (!role) throw new AppError('NOT_FOUND', 'No such role');
   return role;
 }

@@ -5,7 +5,7 @@ import { METADATA_MAX_JSON } from '../../core/patch.ts';
 import { newPasswordInput } from '../auth/password-policy.ts';
 import { USER_STATUSES } from './user.entity.ts';
 import { nameInput } from './names.ts';
-import { searchInput } from '../../core/labels.ts';
+import { absentIfNull, searchInput } from '../../core/labels.ts';
 
 /** An email address, taken in its stored form (core/addresses.ts: trimmed, lower case, an IDN domain in punycode). */
 export const emailInput = z
@@ -45,7 +45,7 @@ export const metadataPatchInput = metadataInput.describe(
 export const createUserInput = z.strictObject({
   email: emailInput,
   password: passwordInput,
-  name: nameInput.optional(),
+  name: absentIfNull(nameInput),
   email_verified: z.boolean().optional(),
   metadata: metadataInput.optional(),
 });

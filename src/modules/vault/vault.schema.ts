@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { labelInput } from '../../core/labels.ts';
+import { absentIfNull, labelInput } from '../../core/labels.ts';
 
 /** A value may be up to 64 KiB of text (keys, certificates, connection strings). */
 export const MAX_VALUE_BYTES = 65_536;
@@ -23,7 +23,7 @@ export const listVaultInput = z.object({ ...pageParams }).prefault({});
 
 export const createVaultObjectInput = z.strictObject({
   name: labelInput(200),
-  description: z.string().trim().max(500).optional(),
+  description: absentIfNull(z.string().trim().max(500)),
   value: z
     .string()
     .min(1)

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { aliasOf, withAliases } from '../../core/aliases.ts';
+import { absentIfNull } from '../../core/labels.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DELIVERY_STATUSES } from './webhook.entity.ts';
 
@@ -11,7 +12,7 @@ const events = eventTypes.optional().describe(aliasOf('event_types', "Logto's an
 export const createEndpointInput = withAliases(
   z.strictObject({
     url: z.string().trim().max(2000),
-    description: z.string().trim().max(500).optional(),
+    description: absentIfNull(z.string().trim().max(500)),
     /** Empty or absent: every event type. */
     event_types: eventTypes.default([]),
     events,
