@@ -214,6 +214,17 @@ function oauthErrorOf(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The OAuth error code with which the provider's token endpoint refused the sign-in's code itself
+ * (`invalid_grant`: expired, used, not this client's), when that is what `error` is; the code only when
+ * it is short printable ASCII (it reaches the app's description).
+ */
+export function codeRefusalOf(error: unknown): string | undefined {
+  const code = oauthErrorOf(error);
+  if (code === undefined || CLIENT_ERRORS.has(code)) return undefined;
+  return /^[\x20-\x7e]{1,64}$/.test(code) ? code : 'refused';
+}
+
 /** The answers of the chain of an error: the Response it could not use, the codes and messages on the way. */
 function answerChain(error: unknown): { response?: Response; codes: unknown[]; messages: string[]; alg?: string } {
   const found: { response?: Response; codes: unknown[]; messages: string[]; alg?: string } = { codes: [], messages: [] };

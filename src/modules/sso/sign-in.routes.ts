@@ -28,6 +28,7 @@ import {
 } from './external-sign-in.ts';
 import {
   authorizationRequest,
+  codeRefusalOf,
   providerConfiguration,
   ProviderMisconfigured,
   ProviderUnavailable,
@@ -277,6 +278,16 @@ function callbackFailure(error: unknown): CallbackFailure {
   if (appError instanceof ProviderMisconfigured) {
     const warning = { message: MISCONFIGURED_WARNING, cause: error };
     return { reason: 'provider_misconfigured', error: 'server_error', description: appError.message, warning };
+  }
+  // The provider's token endpoint said no to the code (expired, used): its refusal, not a doubtful answer.
+  const refusedCode = internal ? codeRefusalOf(error) : undefined;
+  if (refusedCode !== undefined) {
+    return {
+      reason: 'provider_refused',
+      error: 'access_denied',
+      description: `The identity provider refused the sign-in’s code (${refusedCode}); start the sign-in again`,
+      details: { provider_error: refusedCode },
+    };
   }
   if (internal) {
     const warning = { message: 'external sign-in refused', cause: error };

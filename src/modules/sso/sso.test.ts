@@ -419,7 +419,7 @@ describe('organizations: Admin Portal and SSO sign-in (OpenID Connect and SAML)'
         ...Array(5).fill('provider_misconfigured'),
         'provider_unavailable',
         'provider_unavailable',
-        'provider_error',
+        'provider_refused',
         'provider_error',
       ]);
 
