@@ -170,23 +170,42 @@ const REFUSALS: Record<RefusalError, string> = {
 const ERROR_CODE = /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/;
 
 /**
+ * The authorization endpoint's errors (RFC 6749 §4.1.2.1) that blame the request this service sent,
+ * that is the workspace's settings or the client's registration at the provider, not the person: no
+ * retry or other account mends them.
+ */
+const CONFIGURATION_ERRORS = new Set(['unauthorized_client', 'invalid_scope', 'unsupported_response_type']);
+
+/**
  * The identity provider answered the callback with an OAuth error instead of a code: the user
  * cancelled, or the provider refused. The app hears that error (`access_denied` for any the app has no
- * use for), never that the answer "could not be verified".
+ * use for; `server_error` for one that says the sign-in's configuration is wrong, `misconfigured`),
+ * never that the answer "could not be verified".
  */
 export class ProviderRefusal extends AppError {
   readonly oauthError: RefusalError;
   /** What the provider said, for the audit row (undefined when it is no well-formed error code). */
   readonly providerError: string | undefined;
+  /** The provider refused the request this service sent (its client or scopes), not the person. */
+  readonly misconfigured: boolean;
 
   constructor(providerError: string) {
-    const oauthError = Object.hasOwn(REFUSALS, providerError) ? (providerError as RefusalError) : 'access_denied';
+    const misconfigured = CONFIGURATION_ERRORS.has(providerError);
+    const oauthError = misconfigured
+      ? 'server_error'
+      : Object.hasOwn(REFUSALS, providerError)
+        ? (providerError as RefusalError)
+        : 'access_denied';
     const known = ERROR_CODE.test(providerError) ? providerError : undefined;
-    const message =
-      oauthError === providerError ? REFUSALS[oauthError] : `The identity provider refused the sign-in (${known ?? 'an unknown error'})`;
+    const message = misconfigured
+      ? `The identity provider refused this service's sign-in request (${providerError}): correct the client ID, its scopes or its registration at the provider`
+      : oauthError === providerError
+        ? REFUSALS[oauthError]
+        : `The identity provider refused the sign-in (${known ?? 'an unknown error'})`;
     super('FORBIDDEN', message);
     this.oauthError = oauthError;
     this.providerError = known;
+    this.misconfigured = misconfigured;
   }
 }
 

@@ -33,7 +33,7 @@ const PROVIDER_DOWN = error(
 
 const STATE_UNKNOWN = error('INVALID_TOKEN: the state names no sign-in in flight (unknown, expired or already completed)');
 const RESULT_REDIRECT =
-  'To redirect_uri with code, or with error (access_denied: refused, or an answer that does not verify; temporarily_unavailable when the identity provider or one of its endpoints is down: unreachable, 5xx, 429, no answer in time; server_error when it is misconfigured: its discovery document is wrong, or its token, userinfo or JWKS endpoint answers what no provider answers (a 4xx that is no OAuth error, a redirect, HTML, not JSON, no access_token or id_token) or refuses the workspace’s client (invalid_client), the description naming the issuer and the problem) and error_description; then the app’s state, if it sent one';
+  'To redirect_uri with code, or with error (access_denied: refused, or an answer that does not verify; temporarily_unavailable when the identity provider or one of its endpoints is down: unreachable, 5xx, 429, no answer in time; server_error when it is misconfigured: its discovery document is wrong, or its token, userinfo or JWKS endpoint answers what no provider answers (a 4xx that is no OAuth error, a redirect, HTML, not JSON, no access_token or id_token) or refuses the workspace’s client (invalid_client; at the authorization endpoint unauthorized_client, invalid_scope, unsupported_response_type), the description naming the problem) and error_description; then the app’s state, if it sent one';
 const organizationParam = param('organizationId', 'path', 'The organization (org_…)');
 
 const workspace = param('workspace_id', 'query', 'The workspace (or send X-Tenant-ID, or a credential of the workspace)');

@@ -266,8 +266,14 @@ interface CallbackFailure {
 function callbackFailure(error: unknown): CallbackFailure {
   const { appError, internal } = toAppError(error);
   if (appError instanceof ProviderRefusal) {
-    const { oauthError, message, providerError } = appError;
-    return { reason: 'provider_refused', error: oauthError, description: message, details: { provider_error: providerError } };
+    const { oauthError, message, providerError, misconfigured } = appError;
+    const details = { provider_error: providerError };
+    // Refused for the request we sent (client, scopes): the operator's to mend, as a wrong discovery document is.
+    if (misconfigured) {
+      const warning = { message: MISCONFIGURED_WARNING, cause: error };
+      return { reason: 'provider_misconfigured', error: oauthError, description: message, details, warning };
+    }
+    return { reason: 'provider_refused', error: oauthError, description: message, details };
   }
   // Down (unreachable, 5xx, no answer in time) is not a refusal: RFC 6749's temporarily_unavailable, to retry.
   if (appError instanceof ProviderUnavailable) {

@@ -350,6 +350,28 @@ describe('social sign-in through a generic OpenID provider', () => {
     const audit = await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=100', { token: ws.apiKey });
     expect(audit.body.data.map((e: { details: { reason?: string } }) => e.details.reason)).toContain('provider_refused');
 
+    // The provider refuses the request this service sent (its client or scopes): not the person's doing.
+    for (const providerError of ['unauthorized_client', 'invalid_scope', 'unsupported_response_type']) {
+      const started = await startWith(`misconfigured-${providerError}`);
+      const back = await call(
+        app,
+        'GET',
+        `/api/v1/auth/oauth/oidc/callback?error=${providerError}&state=${started.searchParams.get('state')}`,
+        { headers: { 'x-forwarded-for': someIp() } },
+      );
+      const result = new URL(back.headers.get('location') as string);
+      expect([result.searchParams.get('error'), result.searchParams.get('state')], providerError).toEqual([
+        'server_error',
+        `misconfigured-${providerError}`,
+      ]);
+      expect(result.searchParams.get('error_description'), providerError).toContain(
+        `refused this service's sign-in request (${providerError})`,
+      );
+      const [row] = (await call(app, 'GET', '/api/v1/audit/events/?event_type=auth.login&outcome=failure&per_page=1', { token: ws.apiKey }))
+        .body.data;
+      expect([row.details.reason, row.details.provider_error], providerError).toEqual(['provider_misconfigured', providerError]);
+    }
+
     // Without a state from the app, none comes back.
     const plain = await throughProvider(uniqueEmail('stateless'));
     expect(plain.location.searchParams.has('state')).toBe(false);
