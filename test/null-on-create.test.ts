@@ -5,7 +5,7 @@ import { call, graphql, trpc } from './helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 
 /**
- * core/labels.ts `absentIfNull`: an optional field of a create that its resource answers as nullable
+ * core/absent-if-null.ts `absentIfNull`: an optional field of a create that its resource answers as nullable
  * takes `null` as "not sent", so a body copied from a GET (or a client that sends every key) is taken:
  * the same stored result as leaving the field out. Required fields still refuse null.
  */
@@ -29,8 +29,10 @@ describe('creates take null for an optional nullable field', () => {
   }
 
   async function memberRoleId(): Promise<string> {
-    const roles = await call(app, 'GET', '/api/v1/roles?limit=100', { token: ws.apiKey });
-    return (roles.body.data as { id: string; key: string }[]).find((role) => role.key === 'member')?.id ?? '';
+    const roles = await call(app, 'GET', '/api/v1/roles?per_page=100', { token: ws.apiKey });
+    const member = (roles.body.data as { id: string; key: string }[]).find((role) => role.key === 'member');
+    if (!member) throw new Error('the workspace lists no member role');
+    return member.id;
   }
   async function groupId(name: string): Promise<string> {
     const res = await call(app, 'POST', '/api/v1/groups', { token: ws.apiKey, body: { name } });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { absentIfNull, labelInput, searchInput } from '../../core/labels.ts';
+import { absentIfNull } from '../../core/absent-if-null.ts';
+import { labelInput, searchInput } from '../../core/labels.ts';
 
 export const groupOutput = z
   .object({ id: z.string(), name: z.string(), description: z.string().nullable(), member_count: z.number().int(), created_at: z.string() })

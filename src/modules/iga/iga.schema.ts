@@ -4,7 +4,8 @@ import { isId } from '../../core/ids.ts';
 import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DECISIONS, ENTITLEMENT_TYPES, REQUEST_STATUSES, REVIEW_SCOPES, REVIEW_STATUSES } from './iga.entity.ts';
-import { absentIfNull, labelInput } from '../../core/labels.ts';
+import { absentIfNull } from '../../core/absent-if-null.ts';
+import { labelInput } from '../../core/labels.ts';
 
 const id = z.string().max(100);
 const actor = z.object({ type: z.string(), id: z.string().nullable() });

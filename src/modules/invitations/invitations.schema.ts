@@ -5,7 +5,7 @@ import { newPasswordInput } from '../auth/password-policy.ts';
 import { emailInput } from '../users/users.schema.ts';
 import { INVITATION_STATUSES } from './invitation.entity.ts';
 import { nameInput } from '../users/names.ts';
-import { absentIfNull } from '../../core/labels.ts';
+import { absentIfNull } from '../../core/absent-if-null.ts';
 
 export const invitationOutput = z
   .object({

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { ALL_PERMISSIONS, type Permission } from '../../core/permissions.ts';
 import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { absentIfNull, labelInput } from '../../core/labels.ts';
+import { absentIfNull } from '../../core/absent-if-null.ts';
+import { labelInput } from '../../core/labels.ts';
 
 export const roleOutput = z
   .object({

@@ -5,7 +5,8 @@ import { METADATA_MAX_JSON } from '../../core/patch.ts';
 import { newPasswordInput } from '../auth/password-policy.ts';
 import { USER_STATUSES } from './user.entity.ts';
 import { nameInput } from './names.ts';
-import { absentIfNull, searchInput } from '../../core/labels.ts';
+import { absentIfNull } from '../../core/absent-if-null.ts';
+import { searchInput } from '../../core/labels.ts';
 
 /** An email address, taken in its stored form (core/addresses.ts: trimmed, lower case, an IDN domain in punycode). */
 export const emailInput = z

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageOf, pageParams } from '../../core/pagination.ts';
-import { absentIfNull, labelInput } from '../../core/labels.ts';
+import { absentIfNull } from '../../core/absent-if-null.ts';
+import { labelInput } from '../../core/labels.ts';
 
 /** A value may be up to 64 KiB of text (keys, certificates, connection strings). */
 export const MAX_VALUE_BYTES = 65_536;

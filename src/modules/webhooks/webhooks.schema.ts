@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { aliasOf, withAliases } from '../../core/aliases.ts';
-import { absentIfNull } from '../../core/labels.ts';
+import { absentIfNull } from '../../core/absent-if-null.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { DELIVERY_STATUSES } from './webhook.entity.ts';
 
