@@ -322,6 +322,9 @@ describe('authorization code + PKCE with openid-client', () => {
     const bearer = await userinfo({ authorization: `bearer ${tokens.access_token}` });
     expect(bearer.status).toBe(200);
     expect(await bearer.json()).toEqual({ sub: user.id });
+    // RFC 6750 §2.1: `"Bearer" 1*SP b64token`, more than one space included.
+    const spaced = await userinfo({ authorization: `Bearer   ${tokens.access_token}` });
+    expect(spaced.status).toBe(200);
   });
 
   it("ending a user's sessions ends their OAuth grants: password change, revoke-all, deactivation, deletion", async () => {
