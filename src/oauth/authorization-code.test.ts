@@ -285,6 +285,48 @@ describe('authorization code + PKCE with openid-client', () => {
     expect(await info.json()).toEqual({ error: 'insufficient_scope', error_description: expect.any(String) });
   });
 
+  it('userinfo asked with another scheme than Bearer is 401 with a bare Bearer challenge (RFC 6750 §3.1), as with no token', async () => {
+    const user = await newUser();
+    const { tokens } = await oauthTokens(user, { scope: 'openid' });
+    const userinfo = (headers: Record<string, string>, body?: string) =>
+      fetch(`${app.url}/oauth/userinfo`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: {
+          'x-forwarded-for': someIp(),
+          ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+          ...headers,
+        },
+        body,
+      });
+    const challenge = `Bearer realm="${app.url}"`;
+
+    const none = await userinfo({});
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe(challenge);
+
+    for (const authorization of [basicAuth(web.id, web.secret), 'Digest username="ada"', `DPoP ${tokens.access_token}`, 'Basic']) {
+      const res = await userinfo({ authorization });
+      expect(res.status, authorization).toBe(401);
+      expect(res.headers.get('www-authenticate'), authorization).toBe(challenge);
+      expect(await res.json(), authorization).toEqual({ error: 'invalid_token', error_description: expect.any(String) });
+    }
+
+    // Still malformed requests (RFC 6750 §3.1 invalid_request): Bearer with no token, a token sent two ways.
+    const bare = await userinfo({ authorization: 'Bearer' });
+    expect(bare.status).toBe(400);
+    expect((await bare.json()).error).toBe('invalid_request');
+    const twice = await userinfo({ authorization: basicAuth(web.id, web.secret) }, `access_token=${tokens.access_token}`);
+    expect(twice.status).toBe(400);
+    expect((await twice.json()).error).toBe('invalid_request');
+
+    const bearer = await userinfo({ authorization: `bearer ${tokens.access_token}` });
+    expect(bearer.status).toBe(200);
+    expect(await bearer.json()).toEqual({ sub: user.id });
+    // RFC 6750 §2.1: `"Bearer" 1*SP b64token`, more than one space included.
+    const spaced = await userinfo({ authorization: `Bearer   ${tokens.access_token}` });
+    expect(spaced.status).toBe(200);
+  });
+
   it("ending a user's sessions ends their OAuth grants: password change, revoke-all, deactivation, deletion", async () => {
     const user = await newUser();
     const api = await signIn(app, ws.id, user.email, PASSWORD);

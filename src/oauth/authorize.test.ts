@@ -183,6 +183,18 @@ describe('authorization endpoint and discovery', () => {
       }
     });
 
+    it('describes every status userinfo answers: 400 malformed, 401 no or bad token, 403 insufficient_scope', async () => {
+      const { paths } = await (await fetch(`${app.url}/api/v1/openapi.json`)).json();
+      for (const method of ['get', 'post']) {
+        const responses = paths['/oauth/userinfo'][method].responses;
+        expect(Object.keys(responses), method).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
+      }
+      // Each one answered as described: a token in the query is malformed, no token is 401.
+      const query = await fetch(`${app.url}/oauth/userinfo?access_token=abc`, { headers: { 'x-forwarded-for': someIp() } });
+      expect(query.status).toBe(400);
+      expect((await query.json()).error).toBe('invalid_request');
+    });
+
     it('serves one JWKS: the RS256 id_token key beside the EdDSA access-token key, no private members', async () => {
       const res = await fetch(`${app.url}/.well-known/jwks.json`);
       expect(res.status).toBe(200);

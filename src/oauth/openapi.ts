@@ -55,6 +55,7 @@ function errors(statuses: number[]): Json {
   const descriptions: Record<number, string> = {
     400: 'RFC 6749 error',
     401: 'Client authentication failed (invalid_client) or the token is invalid',
+    403: 'The access token lacks a scope the request needs (insufficient_scope, RFC 6750 §3.1)',
     429: 'Too many requests (Retry-After, RateLimit-*)',
   };
   return Object.fromEntries(
@@ -167,7 +168,9 @@ function userinfo(operationId: string, summary: string): Json {
           },
         },
       },
-      ...errors([401]),
+      // 400: a malformed request (Bearer with no token, a token sent two ways or in the query);
+      // 401: no token, another scheme, or a token not valid; 403: a token without `openid`.
+      ...errors([400, 401, 403]),
     },
   };
 }

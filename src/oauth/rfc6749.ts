@@ -90,9 +90,23 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * Whether a refused userinfo request carried its credentials in another HTTP authentication scheme
+ * than Bearer (`Basic`, `Digest`, `DPoP`, which is not offered) and no access token besides: a request
+ * that "attempted using an unsupported authentication method" (RFC 6750 §3.1). Decided from the
+ * request, as `rfc6749Error` does, not from the error's text.
+ */
+function otherSchemeAtUserinfo(ctx: KoaContextWithOIDC, error: unknown): boolean {
+  if (ctx.oidc.route !== 'userinfo' || error !== 'invalid_request' || ctx.oidc.params?.access_token !== undefined) return false;
+  const scheme = ctx.get('authorization').trim().split(' ')[0]?.toLowerCase();
+  return scheme !== undefined && scheme !== '' && scheme !== 'bearer';
+}
+
+/**
  * oidc-provider post-processing (`provider.use`), where its answers at the client-authenticating
  * endpoints differ from RFC 6749:
  * - an error body of any of its routes is `{error, error_description}` alone (`errorOnly`);
+ * - userinfo asked with another scheme than Bearer is 401 with a bare `Bearer` challenge (RFC 6750
+ *   §3.1, RFC 9110 §11.6.1), not 400 `invalid_request`;
  * - the errors of `rfc6749Error`, and `WWW-Authenticate: Basic` on every 401 (§5.2);
  * - a token response always names its granted `scope`, "" when none (CONTRACT; the provider omits it
  *   when empty);
@@ -109,6 +123,13 @@ export async function rfc6749Responses(ctx: KoaContextWithOIDC, next: () => Prom
   const { body } = ctx;
   if (!isRecord(body)) return;
   if (typeof body.error === 'string') ctx.body = errorOnly(body.error, body.error_description);
+  if (otherSchemeAtUserinfo(ctx, body.error)) {
+    // As when no token is sent at all: 401 and a bare Bearer challenge, no error code in it.
+    ctx.status = 401;
+    ctx.body = errorOnly('invalid_token', 'no access token provided: userinfo takes a Bearer token, not another scheme');
+    ctx.set('WWW-Authenticate', `Bearer realm="${ctx.oidc.issuer}"`);
+    return;
+  }
   if (!CLIENT_AUTH_ROUTES.has(ctx.oidc.route)) return;
 
   if (ctx.oidc.route === 'introspection' && body.error === 'unsupported_token_type') {

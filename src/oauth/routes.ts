@@ -175,6 +175,17 @@ function forwardVerdict(req: Request): void {
   req.headers['x-forwarded-host'] = req.host;
 }
 
+/**
+ * RFC 9110 §11.4 (and RFC 6750 §2.1, RFC 7617 §2): `credentials = auth-scheme [ 1*SP ( token68 /
+ * #auth-param ) ]`, one space or more after the scheme. oidc-provider splits the header on single
+ * spaces, so `Bearer  <token>` or `Basic  <credentials>` read as malformed (400 at userinfo, 401
+ * invalid_client at the token endpoint). The scheme and its credentials are handed on one space apart.
+ */
+function singleSpacedCredentials(req: Request): void {
+  const authorization = req.headers.authorization;
+  if (authorization) req.headers.authorization = authorization.replace(/^(\S+) {2,}/, '$1 ');
+}
+
 /** A cookie attribute that browsers honour only on a Secure cookie. */
 const SAME_SITE_NONE = /;\s*samesite=none/i;
 
@@ -244,6 +255,7 @@ export function oauthRoutes(deps: AppDeps): Router {
         );
       }
       if (trustProxy) forwardVerdict(req);
+      singleSpacedCredentials(req);
       laxSessionCookieOverHttp(req, res);
       res.setHeader('Content-Security-Policy', PROVIDER_CSP);
       const rewrite = bodyRewrite(req);

@@ -111,6 +111,14 @@ describe('RFC 6749 at the client-authenticating endpoints', () => {
     expect((await post('/oauth/token', request('/oauth/token'), { authorization: basicAuth(m2m.id, m2m.secret) })).status).toBe(200);
   });
 
+  it('takes credentials more than one space after the scheme (RFC 9110 §11.4: 1*SP), at every client-authenticating endpoint', async () => {
+    const credentials = basicAuth(m2m.id, m2m.secret).replace('Basic ', 'Basic   ');
+    for (const path of CLIENT_AUTH_PATHS) {
+      const res = await post(path, request(path), { authorization: credentials });
+      expect(res.status, path).toBe(200);
+    }
+  });
+
   it('a public client is identified by its client_id alone', async () => {
     const code = await post('/oauth/token', {
       grant_type: 'authorization_code',
