@@ -7,7 +7,7 @@ import { UnstorableTextError, unstorableMembers } from './storable-text.ts';
 import { auditScope } from './audit-scope.ts';
 import { recordAudit, type AuditTarget } from './audit.ts';
 import { AppError } from './errors.ts';
-import { toAppError } from './error-normalize.ts';
+import { abortedByConcurrency, toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
 import { originOf, type Context } from './context.ts';
 import { grants, type Permission } from './permissions.ts';
@@ -97,23 +97,15 @@ export const middleware = t.middleware;
 /** How many times a transaction PostgreSQL aborted for a deadlock or a serialization failure is run again. */
 const ABORTED_RETRIES = 2;
 
-/** A deadlock (40P01) or a serialization failure (40001) anywhere in `error`'s chain of causes. */
-function abortedToRetry(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    const { code } = cause as { code?: unknown };
-    if (code === '40P01' || code === '40001') return true;
-  }
-  return false;
-}
-
 /**
  * Runs a mutation's transaction again, up to ABORTED_RETRIES times, when PostgreSQL aborted it for a
  * deadlock or a serialization failure: nothing of it was committed, and it did nothing outside it (its
  * audit rows, events and emails are rows of the transaction; the rate limits were counted and the
  * passwords hashed before it; what reaches the outside waits in its own `afterCommit` list, dropped
  * with it). `attempt(retry)` gets 0, then 1 and 2. The success status the aborted attempt set is
- * reset; a short random pause lets the transaction that won go on. After the last, answered as before
- * (500).
+ * reset; a short random pause lets the transaction that won go on. After the last, the abort is
+ * answered 503 UNAVAILABLE with `Retry-After: 1` (core/error-normalize.ts `contendedError`), its cause
+ * logged, never its PostgreSQL text.
  */
 async function retryingAborted<R extends { ok: boolean; error?: unknown }>(
   ctx: Context,
@@ -125,10 +117,10 @@ async function retryingAborted<R extends { ok: boolean; error?: unknown }>(
     let aborted: unknown;
     try {
       const outcome = await attempt(retry);
-      if (outcome.ok || !abortedToRetry(outcome.error) || retry === ABORTED_RETRIES) return outcome;
+      if (outcome.ok || !abortedByConcurrency(outcome.error) || retry === ABORTED_RETRIES) return outcome;
       aborted = outcome.error;
     } catch (error) {
-      if (!abortedToRetry(error) || retry === ABORTED_RETRIES) throw error;
+      if (!abortedByConcurrency(error) || retry === ABORTED_RETRIES) throw error;
       aborted = error;
     }
     ctx.deps.log.warn('transaction aborted by the database, run again', {
@@ -184,7 +176,7 @@ const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput
           { clear: retry > 0 },
         );
       } catch (error) {
-        if (outcome && !outcome.ok && !abortedToRetry(error)) return outcome;
+        if (outcome && !outcome.ok && !abortedByConcurrency(error)) return outcome;
         throw error;
       }
       for (const callback of afterCommit) callback();
