@@ -1,8 +1,10 @@
+import { TOTP, URI } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormOptions } from '../src/db/orm-config.ts';
 import { testDatabaseUrl } from './helpers/database.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { login, signIn } from './helpers/auth.ts';
 import { call, graphql, trpc, type ApiResponse } from './helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 
@@ -10,9 +12,16 @@ import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/work
  * A mutation PostgreSQL aborts for a serialization failure (40001) or a deadlock (40P01) is run again,
  * twice at most (core/trpc.ts `retryingAborted`). The aborts here are real: a constraint trigger the
  * test installs in its database, deferred to COMMIT, raises 40001 at the commit of the first `times`
- * inserts of a marked email into `invitations` or `users`. It counts with a sequence of its own, which a
- * rollback does not undo.
+ * inserts of a marked row: an invitation or a user of a marked email, a session of a marked user. It
+ * counts with a sequence of its own, which a rollback does not undo.
  */
+/** The tables whose inserts the test may abort, and the column that marks the row. */
+const MARKED = [
+  ['invitations', 'email'],
+  ['users', 'email'],
+  ['sessions', 'user_id'],
+] as const;
+
 describe('a mutation PostgreSQL keeps aborting', () => {
   let app: TestApp;
   let ws: TestWorkspace;
@@ -27,20 +36,20 @@ describe('a mutation PostgreSQL keeps aborting', () => {
   beforeAll(async () => {
     app = await startTestApp();
     ws = await createWorkspace(app);
-    await sql(`create table test_aborted_commits (email text primary key, times int not null, seq text not null)`);
+    await sql(`create table test_aborted_commits (marker text primary key, times int not null, seq text not null)`);
     await sql(`create function test_abort_commit() returns trigger language plpgsql as $$
       declare rule record;
       begin
-        select times, seq into rule from test_aborted_commits where email = new.email;
+        select times, seq into rule from test_aborted_commits where marker = to_jsonb(new) ->> tg_argv[0];
         if found and nextval(rule.seq::regclass) <= rule.times then
-          raise exception 'could not serialize access due to read/write dependencies among transactions (test abort of %)', new.email
-            using errcode = '40001';
+          raise exception 'could not serialize access due to read/write dependencies among transactions (test abort of %)',
+            to_jsonb(new) ->> tg_argv[0] using errcode = '40001';
         end if;
         return null;
       end $$`);
-    for (const table of ['invitations', 'users']) {
+    for (const [table, column] of MARKED) {
       await sql(`create constraint trigger test_abort_commit after insert on ${table}
-        deferrable initially deferred for each row execute function test_abort_commit()`);
+        deferrable initially deferred for each row execute function test_abort_commit('${column}')`);
     }
     const kick = app.deps.mailer.kick.bind(app.deps.mailer);
     app.deps.mailer.kick = () => {
@@ -49,19 +58,19 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     };
   });
   afterAll(async () => {
-    for (const table of ['invitations', 'users']) await sql(`drop trigger test_abort_commit on ${table}`);
+    for (const [table] of MARKED) await sql(`drop trigger test_abort_commit on ${table}`);
     await sql('drop function test_abort_commit()');
     await sql('drop table test_aborted_commits');
     await app.close();
   });
 
-  /** The commits of the first `times` inserts of `email` are aborted with 40001. */
-  const abortCommits = async (email: string, times: number) => {
+  /** The commits of the first `times` inserts of a row marked `marker` are aborted with 40001. */
+  const abortCommits = async (marker: string, times: number) => {
     sequences += 1;
     const seq = `test_abort_seq_${sequences}`;
     await sql(`create sequence ${seq}`);
-    await sql('insert into test_aborted_commits (email, times, seq) values (?, ?, ?)', [email, times, seq]);
-    /** How many commits of `email` were tried. */
+    await sql('insert into test_aborted_commits (marker, times, seq) values (?, ?, ?)', [marker, times, seq]);
+    /** How many commits of a row marked `marker` were tried. */
     return () => count(`select case when is_called then last_value else 0 end as n from ${seq}`);
   };
 
@@ -212,4 +221,51 @@ describe('a mutation PostgreSQL keeps aborting', () => {
       }
     },
   );
+
+  /**
+   * `POST /api/v1/auth/mfa/verify` counts its attempt (5 per 5 minutes per user) in Redis, inside its
+   * transaction; a run again is answered the first run's count (`ctx.once`). The verify's session is
+   * aborted at its first commit: the code passes on the second run, and the user has four attempts
+   * left, not three.
+   */
+  it('counts a second-factor attempt once when its transaction is run again', async () => {
+    const email = uniqueEmail('mfa-retried');
+    const password = 'correct horse battery';
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password } });
+    expect(created.status).toBe(201);
+    const userId = created.body.data.id as string;
+    const { accessToken } = await signIn(app, ws.id, email, password);
+    const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: accessToken, body: { name: 'Phone' } });
+    const totp = URI.parse(enrolled.body.data.otpauth_uri);
+    if (!(totp instanceof TOTP)) throw new Error('not a TOTP URI');
+    const codeAt = (step: number) => totp.generate({ timestamp: app.clock.now().getTime() + step * 30_000 });
+    // Each code of its own 30-second step: a step is spent once.
+    const stepped = (step: number) => {
+      const now = app.clock.now().getTime();
+      app.clock.set(new Date(now - (now % 30_000) + step * 30_000 + 5_000));
+    };
+    stepped(1);
+    const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
+      token: accessToken,
+      body: { code: codeAt(0) },
+    });
+    expect(confirmed.status).toBe(200);
+    const verify = (mfaToken: string, code: string) =>
+      call(app, 'POST', '/api/v1/auth/mfa/verify', { body: { mfa_token: mfaToken, code } });
+
+    stepped(1);
+    const first = (await login(app, ws.id, email, password)).body.data;
+    const runs = await abortCommits(userId, 1);
+    const passed = await verify(first.mfa_token, codeAt(0));
+    expect(await runs()).toBe(2);
+    expect([passed.status, passed.body.data?.user?.id]).toEqual([200, userId]);
+
+    const second = (await login(app, ws.id, email, password)).body.data;
+    const wrong = String((Number(codeAt(0)) + 500_000) % 1_000_000).padStart(6, '0');
+    const refusals = [];
+    for (let i = 0; i < 4; i++) refusals.push((await verify(second.mfa_token, wrong)).body.error?.code);
+    expect(refusals).toEqual(['INVALID_CODE', 'INVALID_CODE', 'INVALID_CODE', 'INVALID_CODE']);
+    const sixth = await verify(second.mfa_token, wrong);
+    expect([sixth.status, sixth.body.error?.code]).toEqual([429, 'RATE_LIMITED']);
+  });
 });

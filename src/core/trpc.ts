@@ -9,7 +9,7 @@ import { recordAudit, type AuditTarget } from './audit.ts';
 import { AppError } from './errors.ts';
 import { abortedByConcurrency, toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
-import { originOf, type Context } from './context.ts';
+import { oncePerCall, originOf, type Context } from './context.ts';
 import { grants, type Permission } from './permissions.ts';
 import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
@@ -102,7 +102,8 @@ const ABORTED_RETRIES = 2;
  * deadlock or a serialization failure: nothing of it was committed, and it did nothing outside it (its
  * audit rows, events and emails are rows of the transaction; the rate limits were counted and the
  * passwords hashed before it; what reaches the outside waits in its own `afterCommit` list, dropped
- * with it). `attempt(retry)` gets 0, then 1 and 2. The success status the aborted attempt set is
+ * with it; what a handler must do outside it, such as counting a second-factor attempt, goes through
+ * `ctx.once`, which a run again answers with the first run's result). `attempt(retry)` gets 0, then 1 and 2. The success status the aborted attempt set is
  * reset; a short random pause lets the transaction that won go on. After the last, the abort is
  * answered 503 UNAVAILABLE with `Retry-After: 1` (core/error-normalize.ts `contendedError`), its cause
  * logged, never its PostgreSQL text.
@@ -160,6 +161,8 @@ const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput
   }
   const run = async () => {
     if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
+    // One per call, not per request: two calls of a tRPC batch count their attempts each.
+    const once = oncePerCall();
     const attempt = async (retry: number) => {
       let outcome: Awaited<ReturnType<typeof next>> | undefined;
       const afterCommit: Context['afterCommit'] = [];
@@ -167,7 +170,7 @@ const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput
         // A retry starts from an empty identity map: an entity the aborted attempt changed is read again.
         await ctx.em.transactional(
           async (em) => {
-            outcome = await next({ ctx: { em, afterCommit } });
+            outcome = await next({ ctx: { em, afterCommit, once } });
             if (outcome.ok) return;
             const { appError } = toAppError(outcome.error);
             if (appError.keepChanges) await em.flush();
