@@ -37,6 +37,27 @@ export interface AppDeps {
   sandbox: ActionSandbox;
 }
 
+/**
+ * Runs `effect` (counting an attempt in Redis, say) the first time a call asks for `name`, and answers
+ * every later ask of the same call with that first result. A mutation's transaction PostgreSQL aborts
+ * is run again (core/trpc.ts `retryingAborted`), and each run asks afresh; outside a retried
+ * transaction every ask runs its effect.
+ */
+export type OncePerCall = <T>(name: string, effect: () => Promise<T>) => Promise<T>;
+
+/** `OncePerCall` for one call: its first result of each name, kept for the runs after it. */
+export function oncePerCall(): OncePerCall {
+  const results = new Map<string, Promise<unknown>>();
+  return <T>(name: string, effect: () => Promise<T>) => {
+    let result = results.get(name) as Promise<T> | undefined;
+    if (!result) {
+      result = effect();
+      results.set(name, result);
+    }
+    return result;
+  };
+}
+
 /** Per-request context, the same for all three doors. Procedure builders narrow it further. */
 export interface Context {
   deps: AppDeps;
@@ -50,6 +71,8 @@ export interface Context {
   tenantHeader: string | null;
   /** Run after the request's transaction commits (kick the mailer, the webhook dispatcher…). */
   afterCommit: (() => void)[];
+  /** Work outside the database that a transaction run again must not repeat (see `OncePerCall`). */
+  once: OncePerCall;
   /**
    * The success status a handler decided for this call (meta `mayCreate`: 201 when the call created
    * the resource). One object, shared by every narrowed copy of the context; the REST door reads it.
@@ -83,6 +106,7 @@ export function createContext(deps: AppDeps, req: IncomingMessage): Context {
     authorization: header(req, 'authorization'),
     tenantHeader: header(req, 'x-tenant-id'),
     afterCommit: [],
+    once: (_name, effect) => effect(),
     success: {},
   };
 }

@@ -1,4 +1,4 @@
-import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { DeadlockException, DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { TRPCError } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { isUnavailable, toAppError } from './error-normalize.ts';
@@ -48,6 +48,23 @@ describe('toAppError: a database that cannot be reached', () => {
     ]) {
       expect(isUnavailable(error)).toBe(false);
       expect(toAppError(error).appError.appCode).toBe('INTERNAL');
+    }
+  });
+});
+
+describe('toAppError: a transaction PostgreSQL aborted for what ran beside it', () => {
+  it('a deadlock or a serialization failure (after the retries) is 503 UNAVAILABLE with Retry-After: 1, without its SQL', () => {
+    const aborts = [
+      new DeadlockException(pgError('update roles set … - deadlock detected', '40P01')),
+      new DriverException(pgError('COMMIT; - could not serialize access due to concurrent update', '40001')),
+    ];
+    for (const cause of aborts) {
+      const wrapped = new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: cause.message, cause });
+      for (const error of [cause, wrapped]) {
+        const { appError, internal } = toAppError(error);
+        expect([appError.appCode, appError.status, appError.headers['Retry-After'], internal]).toEqual(['UNAVAILABLE', 503, '1', true]);
+        expect(appError.message).not.toMatch(/deadlock|serialize|COMMIT|update/i);
+      }
     }
   });
 });

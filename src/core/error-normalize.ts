@@ -76,15 +76,41 @@ export function unavailableError(cause?: unknown): AppError {
 }
 
 /**
+ * A deadlock (40P01) or a serialization failure (40001) anywhere in `error`'s chain of causes:
+ * PostgreSQL aborted the transaction for what ran beside it, not for what the request asked. MikroORM's
+ * `DeadlockException` keeps the code; one raised by a deferred constraint comes from the COMMIT.
+ */
+export function abortedByConcurrency(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const { code } = cause as { code?: unknown };
+    if (code === '40P01' || code === '40001') return true;
+  }
+  return false;
+}
+
+/**
+ * A transaction still aborted for what ran beside it once it was run again (core/trpc.ts
+ * `retryingAborted`): nothing of it was committed and the same request may well pass a moment later.
+ */
+export function contendedError(cause?: unknown): AppError {
+  return new AppError('UNAVAILABLE', 'The request kept colliding with concurrent changes and was not completed; try again', {
+    headers: { 'Retry-After': '1' },
+    cause,
+  });
+}
+
+/**
  * Turns anything a door caught into the AppError the client sees. This is the single place where
  * framework and driver errors become codes; whatever is not recognised is INTERNAL and its detail
- * stays in the log. A database that cannot be reached is UNAVAILABLE (503), its cause logged too.
+ * stays in the log. A database that cannot be reached is UNAVAILABLE (503), its cause logged too; so
+ * is a transaction PostgreSQL aborted for a deadlock or a serialization failure after its retries.
  */
 export function toAppError(error: unknown): { appError: AppError; internal: boolean } {
   if (error instanceof AppError) return { appError: error, internal: false };
   const cause = error instanceof TRPCError ? error.cause : error;
   if (cause instanceof AppError) return { appError: cause, internal: false };
   if (isUnavailable(cause)) return { appError: unavailableError(cause), internal: true };
+  if (abortedByConcurrency(cause)) return { appError: contendedError(cause), internal: true };
   if (cause instanceof UniqueConstraintViolationException) {
     return { appError: uniqueViolationConflict(cause), internal: false };
   }

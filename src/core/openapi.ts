@@ -129,7 +129,8 @@ function errorAnswers(operation: Json, meta: Meta, method: string, path: string,
  * The answers every call can give. The spec's 1,000 calls per minute per IP apply to every call but
  * the health probes; the OAuth and discovery endpoints answer it in RFC 6749's error body, the rest in
  * the envelope (core/http.ts). An envelope call answers 503 `UNAVAILABLE` with `Retry-After` while the
- * database cannot be reached (core/error-normalize.ts).
+ * database cannot be reached, or when a write's transaction is still aborted for a deadlock or a
+ * serialization failure once run again (core/error-normalize.ts).
  */
 function everyCallAnswers(paths: Record<string, Json>): void {
   for (const [path, item] of Object.entries(paths)) {
@@ -144,7 +145,8 @@ function everyCallAnswers(paths: Record<string, Json>): void {
       };
       if (!protocol && !responses['503']) {
         responses['503'] = {
-          description: 'UNAVAILABLE: the database cannot be reached for the moment; try again after Retry-After seconds',
+          description:
+            'UNAVAILABLE: the database cannot be reached for the moment, or a write kept colliding with concurrent ones (nothing saved); try again after Retry-After seconds',
           headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } } },
           content: { 'application/json': { schema: ERROR_REF } },
         };

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit } from './audit.ts';
-import type { AppDeps } from './context.ts';
+import type { AppDeps, OncePerCall } from './context.ts';
 import { LIMITS, type LimitDecision, type LimitName } from './rate-limit.ts';
 import { isStorableText } from './storable-text.ts';
 
@@ -54,15 +54,19 @@ function addRateLimitedRow(em: EntityManager, attempt: RateLimitedAttempt): void
  * answers the decision, so the caller answers a refusal in its own way (429, a page). A caller inside a
  * transaction passes its `em`: the row joins its unit of work, and the caller's refusal must keep its
  * changes. A write on a connection of its own would wait for one while the caller holds the embedded
- * database's only connection (a minute, the pool's acquire timeout, for every request).
+ * database's only connection (a minute, the pool's acquire timeout, for every request). Such a caller
+ * also passes its call's `once` (core/context.ts): a transaction run again after PostgreSQL aborted it
+ * is answered the first run's decision, not counted twice; its first refusal's row, rolled back with
+ * the aborted run, is added again.
  */
 export async function consumeRecordingFirstRefusal(
   deps: AppDeps,
   key: string,
   attempt: RateLimitedAttempt,
   inTransaction?: EntityManager,
+  once: OncePerCall = (_name, effect) => effect(),
 ): Promise<LimitDecision> {
-  const decision = await deps.rateLimits.consume(attempt.limit, key);
+  const decision = await once(`limit:${attempt.limit}:${key}`, () => deps.rateLimits.consume(attempt.limit, key));
   if (!decision.allowed && decision.firstRefusal) {
     if (inTransaction) addRateLimitedRow(inTransaction, attempt);
     else await recordRateLimitedAttempt(deps, attempt);

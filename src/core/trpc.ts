@@ -7,9 +7,9 @@ import { UnstorableTextError, unstorableMembers } from './storable-text.ts';
 import { auditScope } from './audit-scope.ts';
 import { recordAudit, type AuditTarget } from './audit.ts';
 import { AppError } from './errors.ts';
-import { toAppError } from './error-normalize.ts';
+import { abortedByConcurrency, toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
-import { originOf, type Context } from './context.ts';
+import { oncePerCall, originOf, type Context } from './context.ts';
 import { grants, type Permission } from './permissions.ts';
 import { constantTimeEqual } from './secrets.ts';
 import { TENANT_FILTER } from '../db/tenant.ts';
@@ -97,23 +97,16 @@ export const middleware = t.middleware;
 /** How many times a transaction PostgreSQL aborted for a deadlock or a serialization failure is run again. */
 const ABORTED_RETRIES = 2;
 
-/** A deadlock (40P01) or a serialization failure (40001) anywhere in `error`'s chain of causes. */
-function abortedToRetry(error: unknown): boolean {
-  for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    const { code } = cause as { code?: unknown };
-    if (code === '40P01' || code === '40001') return true;
-  }
-  return false;
-}
-
 /**
  * Runs a mutation's transaction again, up to ABORTED_RETRIES times, when PostgreSQL aborted it for a
  * deadlock or a serialization failure: nothing of it was committed, and it did nothing outside it (its
  * audit rows, events and emails are rows of the transaction; the rate limits were counted and the
  * passwords hashed before it; what reaches the outside waits in its own `afterCommit` list, dropped
- * with it). `attempt(retry)` gets 0, then 1 and 2. The success status the aborted attempt set is
- * reset; a short random pause lets the transaction that won go on. After the last, answered as before
- * (500).
+ * with it; what a handler must do outside it, such as counting a second-factor attempt, goes through
+ * `ctx.once`, which a run again answers with the first run's result). `attempt(retry)` gets 0, then 1 and 2. The success status the aborted attempt set is
+ * reset; a short random pause lets the transaction that won go on. After the last, the abort is
+ * answered 503 UNAVAILABLE with `Retry-After: 1` (core/error-normalize.ts `contendedError`), its cause
+ * logged, never its PostgreSQL text.
  */
 async function retryingAborted<R extends { ok: boolean; error?: unknown }>(
   ctx: Context,
@@ -125,10 +118,10 @@ async function retryingAborted<R extends { ok: boolean; error?: unknown }>(
     let aborted: unknown;
     try {
       const outcome = await attempt(retry);
-      if (outcome.ok || !abortedToRetry(outcome.error) || retry === ABORTED_RETRIES) return outcome;
+      if (outcome.ok || !abortedByConcurrency(outcome.error) || retry === ABORTED_RETRIES) return outcome;
       aborted = outcome.error;
     } catch (error) {
-      if (!abortedToRetry(error) || retry === ABORTED_RETRIES) throw error;
+      if (!abortedByConcurrency(error) || retry === ABORTED_RETRIES) throw error;
       aborted = error;
     }
     ctx.deps.log.warn('transaction aborted by the database, run again', {
@@ -168,6 +161,8 @@ const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput
   }
   const run = async () => {
     if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
+    // One per call, not per request: two calls of a tRPC batch count their attempts each.
+    const once = oncePerCall();
     const attempt = async (retry: number) => {
       let outcome: Awaited<ReturnType<typeof next>> | undefined;
       const afterCommit: Context['afterCommit'] = [];
@@ -175,7 +170,7 @@ const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput
         // A retry starts from an empty identity map: an entity the aborted attempt changed is read again.
         await ctx.em.transactional(
           async (em) => {
-            outcome = await next({ ctx: { em, afterCommit } });
+            outcome = await next({ ctx: { em, afterCommit, once } });
             if (outcome.ok) return;
             const { appError } = toAppError(outcome.error);
             if (appError.keepChanges) await em.flush();
@@ -184,7 +179,7 @@ const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput
           { clear: retry > 0 },
         );
       } catch (error) {
-        if (outcome && !outcome.ok && !abortedToRetry(error)) return outcome;
+        if (outcome && !outcome.ok && !abortedByConcurrency(error)) return outcome;
         throw error;
       }
       for (const callback of afterCommit) callback();

@@ -76,6 +76,15 @@ export const mfaRouter = router({
     .input(mfaVerifyInput)
     .output(tokensOutput)
     .mutation(({ ctx, input }) =>
-      completeSignInChallenge(ctx.deps, ctx.em, input.mfa_token, input.code, originOf(ctx), namedWorkspace(ctx), input.challenge_id),
+      completeSignInChallenge(
+        ctx.deps,
+        ctx.em,
+        input.mfa_token,
+        input.code,
+        originOf(ctx),
+        namedWorkspace(ctx),
+        input.challenge_id,
+        ctx.once,
+      ),
     ),
 });

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
-import type { AppDeps } from '../../core/context.ts';
+import type { AppDeps, OncePerCall } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
@@ -270,9 +270,10 @@ export async function answerChallenge(deps: AppDeps, scope: AuditScope, challeng
 
 /**
  * The challenge its token names, counted against its user's limit (5 per 5 minutes, across tokens
- * and addresses, malformed codes included), and answered. Answers the challenge it consumed. A code
- * that is not six digits is BAD_REQUEST whatever the token (counted when the token is live). A
- * `challengeId` sent with the token must name the same challenge (else INVALID_TOKEN, nothing spent).
+ * and addresses, malformed codes included; once per call when its transaction is run again: `once`),
+ * and answered. Answers the challenge it consumed. A code that is not six digits is BAD_REQUEST
+ * whatever the token (counted when the token is live). A `challengeId` sent with the token must name
+ * the same challenge (else INVALID_TOKEN, nothing spent).
  */
 export async function passSignInChallenge(
   deps: AppDeps,
@@ -282,6 +283,7 @@ export async function passSignInChallenge(
   origin: Origin,
   workspaceId: string | null = null,
   challengeId?: string,
+  once?: OncePerCall,
 ): Promise<MfaChallenge> {
   const now = deps.clock.now();
   const parsed = totpCode.safeParse(code);
@@ -298,6 +300,7 @@ export async function passSignInChallenge(
     `user:${challenge.userId}`,
     { workspaceId: challenge.workspaceId, eventType: 'auth.mfa_verify', limit: 'mfaVerify', origin },
     em,
+    once,
   );
   // Nothing else was written yet: keeping the changes commits the first refusal's audit row, if any.
   if (!decision.allowed) throw rateLimitedError(decision, { keepChanges: true });
@@ -324,7 +327,8 @@ export async function completeSignInChallenge(
   origin: Origin,
   workspaceId: string | null = null,
   challengeId?: string,
+  once?: OncePerCall,
 ) {
-  const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin, workspaceId, challengeId);
+  const challenge = await passSignInChallenge(deps, em, mfaToken, code, origin, workspaceId, challengeId, once);
   return startSession(deps, em, { userId: challenge.userId, method: CHALLENGE_ANSWERED, claims: challenge.claims }, origin);
 }

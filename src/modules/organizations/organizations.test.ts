@@ -109,6 +109,20 @@ describe('organizations and identity-provider attributes', () => {
     expect(res.body.error.code).toBe('BAD_REQUEST');
   });
 
+  /**
+   * JIT provisioning never creates an owner: of the ways a user is inserted into an existing workspace,
+   * only an invitation's acceptance can give the owner role, and it takes the role's row before the
+   * user's counter row (the lock order written on invitations/retire.ts `lockAddress`).
+   */
+  it('refuses owner as the role SSO gives new users on a change too (400), keeping the one it had', async () => {
+    const org = await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: 'No Owners Co' } });
+    expect(org.status).toBe(201);
+    const path = `/api/v1/organizations/${org.body.data.id}`;
+    const changed = await call(app, 'PATCH', path, { token: ws.apiKey, body: { sso: { default_role: 'owner' } } });
+    expect([changed.status, changed.body.error?.details]).toEqual([400, [{ path: 'sso.default_role', message: 'must not be owner' }]]);
+    expect((await call(app, 'GET', path, { token: ws.apiKey })).body.data.sso.default_role).toBe('member');
+  });
+
   it('keeps a custom role that an organization gives its new SSO users (409), until the organization names another', async () => {
     const role = await call(app, 'POST', '/api/v1/roles', {
       token: ws.apiKey,
