@@ -114,6 +114,35 @@ describe('each door answers its errors in its own shape, with the REST codes', (
     expect(deepest.status).toBe(201);
   });
 
+  it('answers a tRPC batch whose calls ended differently 207 without any one call’s headers, and one whose calls failed alike with their status', async () => {
+    const taken = uniqueEmail('batch-taken');
+    const password = 'a passphrase nobody guesses';
+    expect((await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: taken, password } })).status).toBe(201);
+    const fresh = uniqueEmail('batch-fresh');
+    const mixed = await call(app, 'POST', '/trpc/users.create,users.create?batch=1', {
+      token: ws.apiKey,
+      body: { 0: { email: fresh, password }, 1: { email: taken, password } },
+    });
+    expect(mixed.status).toBe(207);
+    expect(mixed.body[0].result.data.email).toBe(fresh);
+    expect(mixed.body[1].error.data).toMatchObject({ appCode: 'CONFLICT', httpStatus: 409 });
+    expect(mixed.headers.get('content-type')).toContain('application/json');
+
+    const conflicts = await call(app, 'POST', '/trpc/users.create,users.create?batch=1', {
+      token: ws.apiKey,
+      body: { 0: { email: taken, password }, 1: { email: fresh, password } },
+    });
+    expect(conflicts.status).toBe(409);
+    expect(conflicts.body.map((one: { error: { data: { appCode: string } } }) => one.error.data.appCode)).toEqual(['CONFLICT', 'CONFLICT']);
+
+    const unauthenticated = await call(app, 'POST', '/trpc/users.create,users.create?batch=1', {
+      token: 'sk_test_not_a_key',
+      body: { 0: { email: uniqueEmail('batch-a'), password }, 1: { email: uniqueEmail('batch-b'), password } },
+    });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('www-authenticate')).toContain('Bearer');
+  });
+
   it('answers a tRPC body over 1 MiB 413 and one that is not JSON 400, in tRPC error shape', async () => {
     const large = await call(app, 'POST', '/trpc/users.create', {
       token: ws.apiKey,

@@ -92,11 +92,26 @@ export function sendData(res: Response, status: number, body: unknown): void {
  * it is set here. A streamed answer (`eagerGeneration`) keeps its own.
  */
 export function trpcResponseMeta(realm: string) {
-  return (opts: { errors: readonly unknown[]; eagerGeneration?: boolean }) => {
+  return (opts: { errors: readonly unknown[]; data?: readonly unknown[]; eagerGeneration?: boolean }) => {
     const [first] = opts.errors;
     if (first === undefined) return {};
-    const { appError } = toAppError(first);
     const contentType = opts.eagerGeneration ? {} : { 'content-type': 'application/json' };
+    // A batch whose calls ended differently keeps tRPC's 207 Multi-Status: one call's 503 and
+    // `Retry-After` would tell a client that retries on them to send again writes that committed.
+    if (distinctStatuses(opts.data ?? []) > 1) return { headers: contentType };
+    const { appError } = toAppError(first);
     return { status: appError.status, headers: { ...contentType, ...appError.headers, ...challengeHeaders(appError, realm) } };
   };
+}
+
+/** How many HTTP statuses the calls of a tRPC answer ended with (a success is 200; an error says its own). */
+function distinctStatuses(results: readonly unknown[]): number {
+  const statuses = new Set(
+    results.map((result) => {
+      if (typeof result !== 'object' || result === null || !('error' in result)) return 200;
+      const { error } = result as { error?: { data?: { httpStatus?: unknown } } };
+      return typeof error?.data?.httpStatus === 'number' ? error.data.httpStatus : 500;
+    }),
+  );
+  return statuses.size;
 }
