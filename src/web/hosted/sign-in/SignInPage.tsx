@@ -81,6 +81,11 @@ export function SignInPage() {
   return (
     <HostedLayout title="Sign in" subtitle="Sign in to manage your account and your workspace.">
       {search.get('signed_out') ? <Notice tone="info">You are signed out.</Notice> : null}
+      {search.get('session_ended') ? (
+        <Notice tone="info">
+          Your session has ended: it was signed out from another device or by an administrator, or it expired. Sign in again to continue.
+        </Notice>
+      ) : null}
       <PasswordStep
         workspaceId={workspaceId}
         onWorkspaceChange={setWorkspaceId}
