@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
 import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
+import { signIn } from '../helpers/auth.ts';
 import { call } from '../helpers/http.ts';
 import { uniqueEmail } from '../helpers/workspace.ts';
 import { TotpDevice } from './totp-device.ts';
@@ -31,6 +32,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
   const ada = uniqueEmail('ada');
   let adaId: string;
   let apiKey: string;
+  let workspaceId: string;
 
   beforeAll(async () => {
     await ensureWebBuild();
@@ -41,6 +43,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
     });
     expect(res.status).toBe(201);
     apiKey = res.body.data.api_key;
+    workspaceId = res.body.data.workspace.id;
     const created = await call(app, 'POST', '/api/v1/users', { token: apiKey, body: { email: ada, password: 'a long passphrase' } });
     expect(created.status).toBe(201);
     adaId = created.body.data.id;
@@ -216,5 +219,38 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
     await apps.getByRole('row', { name: /Tablet.*Verified/ }).waitFor();
     expect(await apps.getByRole('row', { name: /Tablet/ }).count()).toBe(1);
     expect(chromium.problems).toEqual([]);
+  });
+
+  it('sends a tab whose session was ended elsewhere to the sign-in page on its next action, saying so, and back where it was after signing in again', async () => {
+    const tab = await chromium.newPage();
+    await tab.goto(`${app.url}/login?workspace=${workspaceId}`);
+    await tab.getByLabel('Email', { exact: true }).fill(ada);
+    await tab.getByLabel('Password', { exact: true }).fill('a long passphrase');
+    await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await tab.getByRole('heading', { level: 1, name: 'Account & security', exact: true }).waitFor();
+    // Ada ends all her sessions from another device.
+    const elsewhere = await signIn(app, workspaceId, ada, 'a long passphrase');
+    const revoked = await call(app, 'POST', '/api/v1/auth/sessions/revoke-all', { token: elsewhere.accessToken, body: {} });
+    expect(revoked.status).toBe(200);
+
+    await tab.getByRole('button', { name: 'Add an authenticator app', exact: true }).click();
+    const adding = tab.getByRole('dialog', { name: 'Add an authenticator app', exact: true });
+    await adding.getByLabel('Name', { exact: true }).fill('Phone');
+    await adding.getByRole('button', { name: 'Continue', exact: true }).click();
+    await tab.waitForURL('**/login?**');
+    await tab.getByRole('status').filter({ hasText: 'Your session has ended' }).waitFor();
+    expect(new URL(tab.url()).searchParams.get('next')).toBe('/dashboard/account');
+    await tab.getByLabel('Password', { exact: true }).fill('a long passphrase');
+    await tab.getByLabel('Email', { exact: true }).fill(ada);
+    await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await tab.getByRole('heading', { level: 1, name: 'Account & security', exact: true }).waitFor();
+
+    // Signing out here is not a session ended elsewhere.
+    await tab.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await tab.waitForURL('**/login?signed_out=1');
+    await tab.getByText('You are signed out.').waitFor();
+    expect(await tab.getByText('Your session has ended').count()).toBe(0);
+    expect(chromium.problems).toEqual([]);
+    await tab.close();
   });
 });

@@ -649,6 +649,134 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     expect(chromium.problems).toEqual([]);
   }, 60_000);
 
+  /** The second step this tab keeps for a reload (sessionStorage), as the page wrote it. */
+  const keptStep = async (page: Page) => {
+    const kept = await page.evaluate(() => window.sessionStorage.getItem('identity.sign_in_challenge'));
+    return kept === null ? null : (JSON.parse(kept) as { mfaToken: string });
+  };
+  /** Nothing of the kept step outside this tab's sessionStorage: not in localStorage, not in the address. */
+  async function expectKeptInThisTabOnly(page: Page) {
+    const kept = await keptStep(page);
+    expect(kept?.mfaToken).toMatch(/\S{20,}/);
+    const token = kept?.mfaToken as string;
+    expect(await page.evaluate(() => JSON.stringify(window.localStorage))).not.toContain(token);
+    expect(page.url()).not.toContain(token);
+  }
+  /**
+   * The browser's clock moved past the challenge's 5 minutes (from the page's own time: the clock is the
+   * whole context's, so an earlier test may have moved it already).
+   */
+  async function pastTheChallenge(page: Page) {
+    const now = await page.evaluate(() => Date.now());
+    await page.clock.setSystemTime(now + 5 * 60 * 1000 + 1000);
+  }
+  const codeStep = (page: Page) => page.getByRole('heading', { level: 1, name: 'Two-step verification', exact: true });
+
+  it('keeps a social sign-in’s second step through a reload and Back/Forward while its challenge lives, in this tab only, and forgets it once signed in', async () => {
+    const user = await userWithAuthenticator('uma');
+    const page = await signInPage();
+    idp.signInAs({ sub: `uma-${RUN}`, claims: { email: user.email, email_verified: true } });
+    await page.getByLabel('Email', { exact: true }).fill(user.email);
+    await page.getByRole('button', { name: 'Continue with Acme ID', exact: true }).click();
+    await codeStep(page).waitFor();
+
+    await page.reload();
+    await codeStep(page).waitFor();
+    await expectKeptInThisTabOnly(page);
+    expect(new URL(page.url()).pathname).toBe('/login/callback');
+    await page.goBack();
+    await page.getByRole('heading', { level: 1, name: 'Sign in', exact: true }).waitFor();
+    await page.goForward();
+    await codeStep(page).waitFor();
+    // The step still answers: a wrong code is refused as wrong (not as an unknown challenge), a good one signs in.
+    await sendCode(page, '000000');
+    await page.getByRole('alert').filter({ hasText: 'The code is not correct' }).waitFor();
+    await sendCode(page, user.device.nextCode());
+    await expectSignedInAs(page, user.email);
+    expect(await keptStep(page)).toBeNull();
+    // Another tab has its own sessionStorage: nothing of this step there.
+    const other = await chromium.newPage();
+    await other.goto(`${base}/login/callback`);
+    await other.getByRole('alert').filter({ hasText: 'no sign-in came back to it' }).waitFor();
+    await other.close();
+    await page.close();
+  }, 60_000);
+
+  it('brings an SSO sign-in’s second step reloaded after its challenge expired back to the SSO form, saying so once', async () => {
+    const user = await userWithAuthenticator('vera');
+    const page = await signInPage();
+    idp.signInAs({ sub: `vera-${RUN}`, claims: { email: user.email, email_verified: true } });
+    await page.getByText('Sign in with your company’s single sign-on', { exact: true }).click();
+    const form = page.getByRole('form', { name: 'Single sign-on', exact: true });
+    await form.getByLabel('Work email', { exact: true }).fill(user.email);
+    await form.getByRole('button', { name: 'Continue with SSO', exact: true }).click();
+    await codeStep(page).waitFor();
+    // Kept (when it arrived) before the clocks move on.
+    await expect.poll(() => keptStep(page)).not.toBeNull();
+    await app.clock.advance(5 * 60 * 1000 + 1000);
+    await pastTheChallenge(page);
+
+    await page.reload();
+    const said = 'Your sign-in expired before the code was entered. Sign in again.';
+    const alert = form.getByRole('alert').filter({ hasText: said });
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe(said);
+    const at = new URL(page.url());
+    expect([at.pathname, at.search]).toEqual(['/login', `?workspace=${workspaceId}`]);
+    expect(await form.getByLabel('Work email', { exact: true }).inputValue()).toBe(user.email);
+    expect(await keptStep(page)).toBeNull();
+    expect(await signedIn(page)).toBe(false);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Sign in', exact: true }).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.close();
+  }, 60_000);
+
+  it('keeps the password form’s second step through a reload and Back/Forward, not for a /login opened afresh, and ends it with the expiry’s message once reloaded too late', async () => {
+    const user = await userWithAuthenticator('wanda');
+    const page = await signInPage();
+    const passwordStep = async () => {
+      await page.getByLabel('Email', { exact: true }).fill(user.email);
+      await page.getByLabel('Password', { exact: true }).fill(PASSPHRASE);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await codeStep(page).waitFor();
+    };
+    await passwordStep();
+    await page.reload();
+    await codeStep(page).waitFor();
+    await expectKeptInThisTabOnly(page);
+    // A sign-in page opened afresh in this tab is a new sign-in; Back to the step's entry shows the step again.
+    await page.goto(`${base}/login`);
+    await page.getByRole('heading', { level: 1, name: 'Sign in', exact: true }).waitFor();
+    await page.goBack();
+    await codeStep(page).waitFor();
+    await sendCode(page, user.device.nextCode());
+    await page.waitForURL('**/dashboard/**');
+    await page.locator('.account-email').filter({ hasText: user.email }).waitFor();
+    expect(await keptStep(page)).toBeNull();
+    await page.close();
+
+    const late = await signInPage();
+    await late.getByLabel('Email', { exact: true }).fill(user.email);
+    await late.getByLabel('Password', { exact: true }).fill(PASSPHRASE);
+    await late.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await codeStep(late).waitFor();
+    await expect.poll(() => keptStep(late)).not.toBeNull();
+    await app.clock.advance(5 * 60 * 1000 + 1000);
+    await pastTheChallenge(late);
+    await late.reload();
+    const form = late.getByRole('form', { name: 'Sign in', exact: true });
+    const alert = form.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe('Your sign-in expired before the code was entered. Sign in again.');
+    expect(await form.getByLabel('Email', { exact: true }).inputValue()).toBe(user.email);
+    expect(await form.getByLabel('Password', { exact: true }).inputValue()).toBe('');
+    expect(await keptStep(late)).toBeNull();
+    expect(await signedIn(late)).toBe(false);
+    expect(chromium.problems).toEqual([]);
+    await late.close();
+  }, 60_000);
+
   it('shows no text a link brings with a refusal the tab did not start (another site’s words as ours), and says so when nothing came back', async () => {
     const page = await chromium.newPage();
     const phishing = 'Your account is suspended. Call +1 555 0100 to restore it.';

@@ -32,7 +32,7 @@ function refreshAccessToken(): Promise<string | null> {
         return tokens.access_token;
       },
       (error: unknown) => {
-        if (error instanceof TRPCClientError && error.data) tokenStore.clear();
+        if (error instanceof TRPCClientError && error.data) tokenStore.clear(true);
         throw error;
       },
     )
@@ -72,7 +72,7 @@ const authLink: TRPCLink<AppRouter> =
                   send(true);
                   return;
                 }
-                if (appCodeOf(error) === 'INVALID_TOKEN' || appCodeOf(error) === 'UNAUTHORIZED') tokenStore.clear();
+                if (appCodeOf(error) === 'INVALID_TOKEN' || appCodeOf(error) === 'UNAUTHORIZED') tokenStore.clear(true);
                 observer.error(error);
               },
               complete: () => observer.complete(),

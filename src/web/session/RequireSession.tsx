@@ -6,9 +6,13 @@ import { ErrorAlert } from '../ui/feedback/ErrorAlert.tsx';
 import { Loading } from '../ui/feedback/Loading.tsx';
 import { CurrentUserProvider } from './CurrentUser.tsx';
 import { useSession } from './SessionProvider.tsx';
+import { tokenStore } from './token-store.ts';
 import { rememberWorkspace } from './workspace-memory.ts';
 
-/** The dashboard's gate: signed-out visitors go to /login (and come back here after), the rest get their profile loaded. */
+/**
+ * The dashboard's gate: signed-out visitors go to /login (and come back here after), the rest get their
+ * profile loaded. A session the service ended (revoked elsewhere, expired) says so there.
+ */
 export function RequireSession({ children }: { children: ReactNode }) {
   const { signedIn } = useSession();
   const location = useLocation();
@@ -19,8 +23,9 @@ export function RequireSession({ children }: { children: ReactNode }) {
   }, [me.data]);
 
   if (!signedIn) {
-    const next = `${location.pathname}${location.search}`;
-    return <Navigate to={`/login?next=${encodeURIComponent(next)}`} replace />;
+    const next = new URLSearchParams({ next: `${location.pathname}${location.search}` });
+    if (tokenStore.endedByService()) next.set('session_ended', '1');
+    return <Navigate to={`/login?${next.toString()}`} replace />;
   }
   if (me.isPending) return <Loading label="Loading your account…" />;
   if (me.isError) return <ErrorAlert error={me.error} />;

@@ -12,6 +12,8 @@ const REFRESH_KEY = 'identity.refresh_token';
 const EARLY_MS = 30_000;
 
 let access: { token: string; expiresAt: number } | null = null;
+/** The last session of this document was ended by the service (revoked elsewhere, expired), not by the person. */
+let endedByService = false;
 const listeners = new Set<() => void>();
 
 function notify(): void {
@@ -36,6 +38,7 @@ export const tokenStore = {
     const wasSignedIn = this.hasSession();
     access = { token: tokens.access_token, expiresAt: Date.now() + tokens.expires_in * 1000 };
     window.sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+    endedByService = false;
     if (!wasSignedIn) notify();
   },
 
@@ -44,11 +47,18 @@ export const tokenStore = {
     access = null;
   },
 
-  clear(): void {
+  /** Forget the session: the person signed out, or (`byService`) the service refused its tokens. */
+  clear(byService = false): void {
     const wasSignedIn = this.hasSession();
     access = null;
     window.sessionStorage.removeItem(REFRESH_KEY);
+    if (wasSignedIn) endedByService = byService;
     if (wasSignedIn) notify();
+  },
+
+  /** Whether the session this tab had was ended by the service rather than signed out here (what /login says). */
+  endedByService(): boolean {
+    return endedByService;
   },
 
   /** Called when the tab goes from signed in to signed out or back. */

@@ -1,6 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
-import { Link, useNavigate, useSearchParams } from 'react-router';
+import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { publicApi } from '../../api/client.ts';
 import { FormProblem } from '../../api/errors.ts';
 import { isChallenge, type Challenge } from '../../api/types.ts';
@@ -8,6 +8,8 @@ import { ErrorAlert } from '../../ui/feedback/ErrorAlert.tsx';
 import { Loading } from '../../ui/feedback/Loading.tsx';
 import { HostedLayout } from '../layout/HostedLayout.tsx';
 import { CodeStep } from '../sign-in/CodeStep.tsx';
+import { EXPIRED_CHALLENGE } from '../sign-in/ended-challenge.ts';
+import { forgetChallenge, keepChallenge, keptChallenge } from '../sign-in/kept-challenge.ts';
 import { backToSignIn, exchangeFailure } from '../sign-in/returned-refusal.ts';
 import { forgetSignIn, readSignIn } from '../sign-in/sign-in-binding.ts';
 import { useFinishSignIn } from '../sign-in/use-finish-sign-in.ts';
@@ -30,7 +32,9 @@ const NOT_THIS_TABS_REFUSAL =
  * `?error=&error_description=`. A code this tab did not start a sign-in for is never exchanged: it
  * may be someone else's, sent as a link to sign this browser in to their account. A refusal of the
  * sign-in this tab started, a failed exchange of its code, or a second step whose challenge can no longer
- * be answered, goes back to /login, shown beside the form it came from, filled in again.
+ * be answered, goes back to /login, shown beside the form it came from, filled in again. The second step
+ * is kept for its history entry (kept-challenge.ts): a reload, or Back/Forward to it, shows the code step
+ * again while its challenge lives, and goes back to /login with the expiry's message once it has not.
  */
 export function LoginCallbackPage() {
   const [search] = useSearchParams();
@@ -39,10 +43,15 @@ export function LoginCallbackPage() {
   const failure = search.get('error');
   // The sign-in this tab started for this state, if any (read here, forgotten once below).
   const [started] = useState(() => readSignIn(state));
+  const location = useLocation();
+  // The code step this entry showed before a reload or Back/Forward (no code or error in the address then).
+  const [kept] = useState(() => (code || failure ? null : keptChallenge('callback', location.key)));
+  // Where this sign-in started: the form a refusal or an ended second step goes back to.
+  const origin = started?.origin ?? kept?.origin ?? null;
   // A refusal of the sign-in this tab started: the sign-in page it started from.
   const refusedFrom = failure !== null && !code ? (started?.origin ?? null) : null;
   const navigate = useNavigate();
-  const [challenge, setChallenge] = useState<Challenge | null>(null);
+  const [challenge, setChallenge] = useState<Challenge | null>(kept && !kept.expired ? kept.challenge : null);
   const [restartMessage, setRestartMessage] = useState('');
   const finish = useFinishSignIn('/dashboard');
   const exchange = useMutation({
@@ -60,7 +69,36 @@ export function LoginCallbackPage() {
       navigate(back.to, { replace: true, state: back.state });
     },
   });
+  /**
+   * The second step ended without a sign-in (its challenge can no longer be answered, or the person chose
+   * another account): back to the form it started from like a refusal, the message beside it.
+   */
+  const restart = (message: string | null) => {
+    if (origin) {
+      const back = backToSignIn(origin, message);
+      navigate(back.to, { replace: true, state: back.state });
+    } else if (message === null) {
+      navigate('/login', { replace: true });
+    } else {
+      // An entry kept before the page kept its origin: no form to go back to, the message here.
+      setChallenge(null);
+      setRestartMessage(message);
+    }
+  };
+
   const handled = useRef(false);
+
+  useEffect(() => {
+    if (challenge) keepChallenge({ page: 'callback', entry: location.key, challenge, origin, email: origin?.email ?? '' });
+  }, [challenge, location.key, origin]);
+  const expiredHandled = useRef(false);
+  useEffect(() => {
+    // Reloaded (or come back to) after the challenge's life: over, back to the form it started from.
+    if (!kept?.expired || expiredHandled.current) return;
+    expiredHandled.current = true;
+    forgetChallenge();
+    restart(EXPIRED_CHALLENGE);
+  });
 
   useEffect(() => {
     if (handled.current || (!code && !failure)) return;
@@ -81,24 +119,7 @@ export function LoginCallbackPage() {
   }, [code, failure, refusedFrom, started, search, exchange, navigate]);
 
   // On its way back to the sign-in form.
-  if (refusedFrom || (exchange.isError && started?.origin)) return null;
-
-  /**
-   * The second step ended without a sign-in (its challenge can no longer be answered, or the person chose
-   * another account): back to the form it started from like a refusal, the message beside it.
-   */
-  const restart = (message: string | null) => {
-    if (started?.origin) {
-      const back = backToSignIn(started.origin, message);
-      navigate(back.to, { replace: true, state: back.state });
-    } else if (message === null) {
-      navigate('/login', { replace: true });
-    } else {
-      // An entry kept before the page kept its origin: no form to go back to, the message here.
-      setChallenge(null);
-      setRestartMessage(message);
-    }
-  };
+  if (refusedFrom || (exchange.isError && started?.origin) || (kept?.expired && origin)) return null;
 
   if (challenge) {
     return (

@@ -5,6 +5,7 @@ import type { Challenge, Tokens } from '../../api/types.ts';
 import { Button } from '../../ui/actions/Button.tsx';
 import { Form } from '../../ui/forms/Form.tsx';
 import { endedChallenge } from './ended-challenge.ts';
+import { forgetChallenge } from './kept-challenge.ts';
 
 interface CodeStepProps {
   challenge: Challenge;
@@ -16,17 +17,27 @@ interface CodeStepProps {
   onRestart(message: string | null): void;
 }
 
-/** The second step of a sign-in: the six-digit code from the person's authenticator app. */
+/**
+ * The second step of a sign-in: the six-digit code from the person's authenticator app. The page keeps
+ * the step for a reload (kept-challenge.ts); the step forgets it once it succeeds or ends.
+ */
 export function CodeStep({ challenge, onSignedIn, onRestart }: CodeStepProps) {
   const [code, setCode] = useState('');
   const input = useRef<HTMLInputElement>(null);
+  const restart = (message: string | null) => {
+    forgetChallenge();
+    onRestart(message);
+  };
   const verify = useMutation({
     mutationFn: () => publicApi.mfa.verifyChallenge.mutate({ mfa_token: challenge.mfa_token, code: code.trim() }),
-    onSuccess: onSignedIn,
+    onSuccess: (tokens) => {
+      forgetChallenge();
+      onSignedIn(tokens);
+    },
     onError: (error) => {
       const ended = endedChallenge(error);
       if (ended !== null) {
-        onRestart(ended);
+        restart(ended);
         return;
       }
       setCode('');
@@ -44,7 +55,7 @@ export function CodeStep({ challenge, onSignedIn, onRestart }: CodeStepProps) {
       busy={verify.isPending}
       error={verify.error}
       secondary={
-        <Button variant="link" onClick={() => onRestart(null)}>
+        <Button variant="link" onClick={() => restart(null)}>
           Use another account
         </Button>
       }

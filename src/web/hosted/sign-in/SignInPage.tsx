@@ -6,7 +6,9 @@ import { initialWorkspace } from '../../session/workspace-memory.ts';
 import { Notice } from '../../ui/feedback/Notice.tsx';
 import { HostedLayout } from '../layout/HostedLayout.tsx';
 import { CodeStep } from './CodeStep.tsx';
+import { EXPIRED_CHALLENGE } from './ended-challenge.ts';
 import { ExternalSignIn } from './ExternalSignIn.tsx';
+import { forgetChallenge, keepChallenge, keptChallenge } from './kept-challenge.ts';
 import { nextPath } from './next-path.ts';
 import { PasswordStep } from './PasswordStep.tsx';
 import { refusalOf, shownOnce } from './returned-refusal.ts';
@@ -16,7 +18,9 @@ import { useFinishSignIn } from './use-finish-sign-in.ts';
  * /login: the dashboard's own sign-in (applications signing people in use /oauth/authorize's hosted page).
  * A social or SSO sign-in of this tab that came back refused lands here again (returned-refusal.ts):
  * its message beside the form it started from, once, the email filled in as it was. A second step
- * (of either) whose challenge can no longer be answered comes back the same way.
+ * (of either) whose challenge can no longer be answered comes back the same way. The password form's
+ * second step is kept for its history entry (kept-challenge.ts): a reload, or Back/Forward to it, shows
+ * the code step again while its challenge lives, and the form with the expiry's message once it has not.
  */
 export function SignInPage() {
   const [search] = useSearchParams();
@@ -24,7 +28,9 @@ export function SignInPage() {
   const { signedIn } = useSession();
   const [refusal] = useState(() => refusalOf(location.state));
   const navigate = useNavigate();
-  const { pathname, search: query, hash, state: entry } = location;
+  const { pathname, search: query, hash, state: entry, key: entryKey } = location;
+  // The code step this entry showed before a reload or Back/Forward, if its challenge was not answered.
+  const [kept] = useState(() => keptChallenge('login', entryKey));
   useEffect(() => {
     // Shown once: the entry keeps the form as it was left but not the message, so a reload, or Back to
     // this entry after leaving it, shows the form without a refusal that is over.
@@ -33,11 +39,21 @@ export function SignInPage() {
     if (kept?.message && !signedIn) navigate({ pathname, search: query, hash }, { replace: true, state: shownOnce(kept) });
   }, [entry, navigate, pathname, query, hash, signedIn]);
   const [workspaceId, setWorkspaceId] = useState(() => initialWorkspace(search));
-  const [email, setEmail] = useState(refusal?.email ?? '');
-  const [challenge, setChallenge] = useState<Challenge | null>(null);
+  const [email, setEmail] = useState(refusal?.email ?? kept?.email ?? '');
+  const [challenge, setChallenge] = useState<Challenge | null>(kept && !kept.expired ? kept.challenge : null);
   // Why the second step sent the person back to this form (its challenge could no longer be answered).
-  const [ended, setEnded] = useState<string | null>(null);
+  const [ended, setEnded] = useState<string | null>(kept?.expired ? EXPIRED_CHALLENGE : null);
   const finish = useFinishSignIn();
+  useEffect(() => {
+    if (kept?.expired) forgetChallenge();
+  }, [kept]);
+  useEffect(() => {
+    if (!challenge) return;
+    // The step is kept for its own entry: the first one a tab opens has no key of its own (`default`,
+    // as a later /login typed in this tab would), so it gets one first.
+    if (entryKey === 'default') navigate({ pathname, search: query, hash }, { replace: true, state: entry });
+    else keepChallenge({ page: 'login', entry: entryKey, challenge, origin: null, email: email.trim() });
+  }, [challenge, entryKey, email, entry, navigate, pathname, query, hash]);
 
   if (signedIn && !challenge) return <Navigate to={nextPath(search)} replace />;
 
@@ -65,6 +81,11 @@ export function SignInPage() {
   return (
     <HostedLayout title="Sign in" subtitle="Sign in to manage your account and your workspace.">
       {search.get('signed_out') ? <Notice tone="info">You are signed out.</Notice> : null}
+      {search.get('session_ended') ? (
+        <Notice tone="info">
+          Your session has ended: it was signed out from another device or by an administrator, or it expired. Sign in again to continue.
+        </Notice>
+      ) : null}
       <PasswordStep
         workspaceId={workspaceId}
         onWorkspaceChange={setWorkspaceId}

@@ -1,5 +1,8 @@
 import { problemOf } from '../../api/errors.ts';
 
+/** Said beside the form when the challenge expired before a code was accepted (sent, or the step reloaded too late). */
+export const EXPIRED_CHALLENGE = 'Your sign-in expired before the code was entered. Sign in again.';
+
 /**
  * Whether a refused code ended the sign-in's second step, and what the person is told beside the form
  * the sign-in started from: a challenge that can no longer be answered (expired or used, out of
@@ -11,7 +14,7 @@ export function endedChallenge(error: unknown): string | null {
   const problem = problemOf(error);
   switch (problem.code) {
     case 'INVALID_TOKEN':
-      return 'Your sign-in expired before the code was entered. Sign in again.';
+      return EXPIRED_CHALLENGE;
     // Five codes in five minutes per account, the window opened by the first: it ends no sooner than a
     // challenge answered in it expires, unless codes sent to an earlier challenge opened it.
     case 'RATE_LIMITED':
