@@ -7,7 +7,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage } from '../../core/pagination.ts';
 import { hashPassword } from '../../core/passwords.ts';
-import { addAssignment } from '../roles/builtin-roles.ts';
+import { grantFirstRole } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { USER_STATUSES, User, type UserStatus } from './user.entity.ts';
 import { USER_COLUMNS, statusAt, statusAtSql, userRowToView, type UserRow } from './user-row.ts';
@@ -75,9 +75,13 @@ export async function createUser(scope: AuditScope, input: CreateUserInput, now:
   const user = await newUser(workspaceId, input);
   em.persist(user);
   const member = await em.findOneOrFail(Role, { key: 'member' });
-  addAssignment(em, workspaceId, user.id, member.id);
+  grantFirstRole(scope, user.id, member);
   await retireInvitationsOf(scope, user.email, user.id, now);
-  recordAudit(scope, { eventType: 'user.create', target: { type: 'user', id: user.id }, details: { email: user.email } });
+  recordAudit(scope, {
+    eventType: 'user.create',
+    target: { type: 'user', id: user.id },
+    details: { email: user.email, role: member.key, role_id: member.id },
+  });
   emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name });
   await em.flush();
   return toUserView(user, user.createdAt);
