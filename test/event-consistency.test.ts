@@ -48,7 +48,7 @@ describe('every grant and every user change reaches the subscriber', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
     const endpoint = await call(app, 'POST', '/api/v1/webhooks/', {
       token: ws.apiKey,
-      body: { url, event_types: ['role.assigned', 'user.updated'] },
+      body: { url, event_types: ['role.assigned', 'role.revoked', 'user.updated'] },
     });
     expect(endpoint.status).toBe(201);
     idp = await startTestIdp([
@@ -152,5 +152,23 @@ describe('every grant and every user change reaches the subscriber', () => {
     expect(await signIn({ given_name: 'Annabel' })).toBe(id);
     expect(await toldAbout('user.updated', id)).toEqual([{ id, email: 'ann@events-sso.example', changes: ['metadata'] }]);
     expect(await toldAbout('role.assigned', id)).toHaveLength(1);
+  });
+
+  it('tells role.revoked for each role a deleted user held, as deleting a role tells its holders', async () => {
+    const created = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: uniqueEmail('gone'), password: 'deleted soon enough' },
+    });
+    const id = created.body.data.id as string;
+    expect((await call(app, 'POST', '/api/v1/roles/assign', { token: ws.apiKey, body: { user_id: id, role_id: 'viewer' } })).status).toBe(
+      201,
+    );
+    expect((await call(app, 'DELETE', `/api/v1/users/${id}`, { token: ws.apiKey })).status).toBe(200);
+    // Deliveries of one round may arrive in any order.
+    const revoked = (await toldAbout('role.revoked', id)).sort((a, b) => String(a.role).localeCompare(String(b.role)));
+    expect(revoked).toEqual([
+      { user_id: id, role_id: await roleId('member'), role: 'member', reason: 'user_deleted' },
+      { user_id: id, role_id: await roleId('viewer'), role: 'viewer', reason: 'user_deleted' },
+    ]);
   });
 });

@@ -341,6 +341,14 @@ export async function deleteUser(scope: AuditScope, principal: Principal, id: st
   await guardOwner(scope.em, principal, user.id, now, { removes: true });
   await endUserSessions(scope, user.id, now, 'user_deleted');
   await denyOrphanedRequests(scope, { requesterId: user.id }, "The requester's account was deleted", now);
+  // The roles go with the account: each one it held is told taken, as deleting a role tells its holders.
+  const held = await scope.em.execute<{ role_id: string; key: string }[]>(
+    `select ra.role_id, r.key from role_assignments ra join roles r on r.id = ra.role_id
+      where ra.user_id = ? and (ra.expires_at is null or ra.expires_at > ?) order by r.key`,
+    [user.id, now],
+  );
+  for (const role of held)
+    emitEvent(scope, 'role.revoked', { user_id: user.id, role_id: role.role_id, role: role.key, reason: 'user_deleted' });
   scope.em.remove(user);
   recordAudit(scope, { eventType: 'user.delete', target: { type: 'user', id: user.id }, details: { email: user.email } });
   emitEvent(scope, 'user.deleted', { id: user.id, email: user.email });
