@@ -1,11 +1,11 @@
 import { setTimeout } from 'node:timers/promises';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { AppErrorCode, FieldProblem } from './errors.ts';
 import { UnstorableTextError, unstorableMembers } from './storable-text.ts';
 import { auditScope } from './audit-scope.ts';
-import { recordAudit, type AuditTarget } from './audit.ts';
+import { recordAudit } from './audit.ts';
+import { namedResource, refusedTarget } from './refused-targets.ts';
 import { AppError } from './errors.ts';
 import { abortedByConcurrency, toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
@@ -34,8 +34,6 @@ import { attemptedEmail, recordRateLimitedAttempt } from './rate-limited-attempt
  *   asking for access; or an audited read: `vault.reveal`) records when it succeeds (`user.create`);
  *   when it is refused, a `failure` row of that type is recorded instead (CONTRACT: every write
  *   leaves one).
- * - `refusedTarget`: the target a refusal's row names, found from the call's raw input; it answers
- *   only with a row of the caller's workspace (an id of another one is not this log's to show).
  * - `conflict`: when the call answers 409 CONFLICT, in a few words (the OpenAPI document says so).
  * - `notFound: false`: the call never answers 404 though its body names an id (`challenge_id`, checked
  *   against the `mfa_token` it comes with), so the OpenAPI document lists none.
@@ -62,7 +60,6 @@ export type Meta = OpenApiMeta<{
   audit?: string;
   conflict?: string;
   notFound?: false;
-  refusedTarget?: (em: EntityManager, rawInput: unknown) => Promise<AuditTarget | undefined>;
   permission?: Permission;
 }>;
 
@@ -234,29 +231,33 @@ interface Scoped {
 /** A call that names its `audit` type: what the failure row of its refusal is made of. */
 interface Audited {
   eventType: string;
-  refusedTarget: Meta['refusedTarget'];
+  /** The REST path, whose first parameter names the call's target (`/api/v1/users/{id}`). */
+  path: string | undefined;
   getRawInput: () => Promise<unknown>;
 }
 
 /** The call's `audit` type (a write's, or an audited read's such as `vault.reveal`), when it names one. */
 function auditedCall(meta: Meta | undefined, getRawInput: () => Promise<unknown>): Audited | undefined {
-  return meta?.audit ? { eventType: meta.audit, refusedTarget: meta.refusedTarget, getRawInput } : undefined;
+  return meta?.audit ? { eventType: meta.audit, path: meta.openapi?.path, getRawInput } : undefined;
 }
 
 /**
  * A call that was refused (403, 404, 409, an invalid body) rolled back everything it did, its audit
  * row too; this records the attempt on its own: a `failure` row of the call's `audit` type, with the
- * refusal's code. A target only where the procedure says how to find one in the caller's workspace
- * (`refusedTarget`): an id the call named may be another workspace's. Errors that keep their changes
- * wrote their own rows; 429 and 5xx are not the caller's attempt being judged.
+ * refusal's code. Its target is the resource the call's REST path names by its first parameter
+ * (`PATCH /api/v1/users/{id}` → the user), when that is one of the caller's workspace
+ * (core/refused-targets.ts): an id of another workspace, an unknown or malformed one names none.
+ * Errors that keep their changes wrote their own rows; 429 and 5xx are not the caller's attempt being
+ * judged.
  */
 async function recordRefusal(ctx: Context, scoped: Scoped, audited: Audited, error: unknown) {
   const { appError } = toAppError(error);
   if (appError.keepChanges || appError.status >= 500 || appError.appCode === 'RATE_LIMITED') return;
   const em = ctx.em.fork();
+  const named = namedResource(audited.path) !== undefined;
   // An input that cannot be read names no target; the refusal is recorded all the same.
-  const rawInput = audited.refusedTarget ? await audited.getRawInput().catch(() => undefined) : undefined;
-  const target = audited.refusedTarget ? await audited.refusedTarget(em, rawInput) : undefined;
+  const rawInput = named ? await audited.getRawInput().catch(() => undefined) : undefined;
+  const target = named ? await refusedTarget(em, scoped.workspaceId, audited.path, rawInput) : undefined;
   recordAudit(
     { ...auditScope({ ...ctx, ...scoped }), em },
     { eventType: audited.eventType, outcome: 'failure', target, details: { reason: appError.appCode, status: appError.status } },

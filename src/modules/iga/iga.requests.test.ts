@@ -154,7 +154,7 @@ describe('entitlements and access requests', () => {
     expect((await mail.waitFor(requester.email)).raw).toMatch(/approved/);
     expect((await mail.waitFor(admin.email, adminMails)).raw).toMatch(/Access to role Billing approved/);
 
-    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${id}&per_page=10`, { token: ws.apiKey });
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${id}&outcome=success&per_page=10`, { token: ws.apiKey });
     expect(audit.body.data.map((e: { event_type: string }) => e.event_type).sort()).toEqual([
       'access_request.approve',
       'access_request.create',
@@ -463,7 +463,9 @@ describe('entitlements and access requests', () => {
     expect((await decide(id, 'approve', {})).status).toBe(409);
     expect(await rolesOf(asker.id)).not.toContainEqual(expect.objectContaining({ id: roleIds.billing }));
 
-    const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_request.cancel&target_id=${id}`, { token: ws.apiKey });
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?event_type=access_request.cancel&target_id=${id}&outcome=success`, {
+      token: ws.apiKey,
+    });
     expect(audit.body.data.map((e: { outcome: string; actor: object }) => [e.outcome, e.actor])).toEqual([
       ['success', { type: 'user', id: asker.id }],
     ]);

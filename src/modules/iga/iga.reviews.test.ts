@@ -104,7 +104,7 @@ describe('access reviews', () => {
       (await call(app, 'GET', '/api/v1/iga/reviews?status=completed', { token: ws.apiKey })).body.data.map((r: { id: string }) => r.id),
     ).toContain(reviewId);
 
-    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${reviewId}&per_page=10`, { token: ws.apiKey });
+    const audit = await call(app, 'GET', `/api/v1/audit/events/?target_id=${reviewId}&outcome=success&per_page=10`, { token: ws.apiKey });
     expect(audit.body.data.map((e: { event_type: string }) => e.event_type).sort()).toEqual([
       'access_review.complete',
       'access_review.decide',

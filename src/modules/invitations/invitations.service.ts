@@ -10,7 +10,7 @@ import type { Origin } from '../auth/sessions.service.ts';
 import { signInVerifiedUser } from '../auth/sign-in.ts';
 import { queueEmail } from '../email/outbox.ts';
 import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
-import { addAssignment } from '../roles/builtin-roles.ts';
+import { grantFirstRole } from '../roles/builtin-roles.ts';
 import { assertMayGrant } from '../roles/owners.ts';
 import { findRole } from '../roles/roles.service.ts';
 import { User } from '../users/user.entity.ts';
@@ -263,18 +263,19 @@ export async function acceptInvitation(
   // key takes this key-share lock anyway, but at COMMIT (it is deferred), long after the user's insert
   // wrote its counter row; an owner's lock, deactivation or deletion takes the owner role's row and then
   // that counter row.
-  await em.execute('select id from roles where id = ? for key share', [row.role_id]);
+  const [role] = await em.execute<{ id: string; key: string }[]>('select id, key from roles where id = ? for key share', [row.role_id]);
+  if (!role) throw new AppError('INTERNAL', "The invitation's role was not found");
   // The emailed one-time link proves the address.
   const user = await newUser(row.workspace_id, { email: row.email, password: input.password, name: input.name, email_verified: true });
   em.persist(user);
-  addAssignment(em, row.workspace_id, user.id, row.role_id, null);
-  await em.nativeUpdate(Invitation, { id: row.id }, { userId: user.id });
   const scope: AuditScope = { em, workspaceId: row.workspace_id, actor: { type: 'user', id: user.id }, ...origin };
+  grantFirstRole(scope, user.id, role);
+  await em.nativeUpdate(Invitation, { id: row.id }, { userId: user.id });
   recordAudit(scope, { eventType: 'invitation.accept', target: { type: 'invitation', id: row.id } });
   recordAudit(scope, {
     eventType: 'user.create',
     target: { type: 'user', id: user.id },
-    details: { email: user.email, via: 'invitation' },
+    details: { email: user.email, via: 'invitation', role: role.key, role_id: role.id },
   });
   emitEvent(scope, 'invitation.accepted', { id: row.id, user_id: user.id, email: user.email });
   emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name, via: 'invitation' });

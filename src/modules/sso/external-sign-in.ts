@@ -10,7 +10,7 @@ import { TENANT_FILTER } from '../../db/tenant.ts';
 import type { Origin } from '../auth/sessions.service.ts';
 import { signInVerifiedUser, type SignInResult } from '../auth/sign-in.ts';
 import { mapProfile } from '../idp-attributes/idp-attributes.ts';
-import { addAssignment } from '../roles/builtin-roles.ts';
+import { grantFirstRole } from '../roles/builtin-roles.ts';
 import { permissionsBeyond } from '../roles/owners.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from '../users/user.entity.ts';
@@ -284,6 +284,7 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
   const subject = usableSubject(identity.subject);
   const linked = subject ? await linkedUser(em, scope.workspaceId, subject) : null;
   let user = linked ?? (await em.findOne(User, { email: identity.email }));
+  const before = user && profileOf(user);
   if (user) {
     if (!linked && !identity.emailVerified) {
       throw new AppError(
@@ -322,12 +323,12 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
       metadata: {},
     });
     em.persist(user);
-    addAssignment(em, scope.workspaceId, user.id, role.id);
+    grantFirstRole(scope, user.id, role);
     await retireInvitationsOf(scope, user.email, user.id, now);
     recordAudit(scope, {
       eventType: 'user.create',
       target: { type: 'user', id: user.id },
-      details: { email: user.email, via: identity.via },
+      details: { email: user.email, via: identity.via, role: role.key, role_id: role.id },
     });
     emitEvent(scope, 'user.created', { id: user.id, email: user.email, via: identity.via });
   }
@@ -336,9 +337,29 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
   // A subject found by its link may now show another address than the account's: that one proves nothing.
   if (identity.emailVerified && identity.email === user.email) user.emailVerified = true;
   user.updatedAt = now;
+  // An account that signs in again with a new name, attributes or a verified address changed as an
+  // admin's PATCH changes it: subscribers hear of it the same way.
+  const changes = before ? profileChanges(before, profileOf(user)) : [];
+  if (changes.length > 0) emitEvent(scope, 'user.updated', { id: user.id, email: user.email, changes });
   await em.flush();
   if (subject && !linked) await linkSubject(em, scope.workspaceId, user.id, subject, now);
   return user;
+}
+
+/** What a sign-in with an outside identity may change on an account. */
+interface Profile {
+  name: string | null;
+  email_verified: boolean;
+  metadata: string;
+}
+
+function profileOf(user: User): Profile {
+  return { name: user.name, email_verified: user.emailVerified, metadata: JSON.stringify(user.metadata) };
+}
+
+/** The members of `after` that differ from `before`, named as `PATCH /users/{id}` names them. */
+function profileChanges(before: Profile, after: Profile): (keyof Profile)[] {
+  return (Object.keys(before) as (keyof Profile)[]).filter((key) => before[key] !== after[key]);
 }
 
 /** After the callback: a one-time code for the user, which the app swaps for the sign-in body. */

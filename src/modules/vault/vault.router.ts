@@ -9,14 +9,7 @@ import {
   vaultObjectOutput,
   vaultPage,
 } from './vault.schema.ts';
-import {
-  askedForObject,
-  createVaultObject,
-  deleteVaultObject,
-  getVaultObject,
-  listVaultObjects,
-  revealVaultObject,
-} from './vault.service.ts';
+import { createVaultObject, deleteVaultObject, getVaultObject, listVaultObjects, revealVaultObject } from './vault.service.ts';
 
 const tags = ['vault'];
 
@@ -67,7 +60,6 @@ export const vaultRouter = router({
         protect: true,
       },
       audit: 'vault.reveal',
-      refusedTarget: askedForObject,
     })
     .input(vaultObjectIdInput)
     .output(revealedOutput)

@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { recordAudit, type AuditScope, type AuditTarget } from '../../core/audit.ts';
+import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { CryptoBox } from '../../core/crypto-box.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
@@ -65,13 +65,6 @@ export async function createVaultObject(scope: AuditScope, box: CryptoBox, input
   scope.em.persist(object);
   recordAudit(scope, { eventType: 'vault.create', target: { type: 'vault_object', id }, details: { name: object.name } });
   return toView(object);
-}
-
-/** The vault object a refused call asked for (`{id}`), when it is one of the caller's workspace. */
-export async function askedForObject(em: EntityManager, rawInput: unknown): Promise<AuditTarget | undefined> {
-  const id = typeof rawInput === 'object' && rawInput !== null ? (rawInput as { id?: unknown }).id : undefined;
-  if (typeof id !== 'string' || !isId('vlt', id)) return undefined;
-  return (await em.count(VaultObject, { id })) > 0 ? { type: 'vault_object', id } : undefined;
 }
 
 /**
