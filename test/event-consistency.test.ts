@@ -15,9 +15,11 @@ interface Told {
 }
 
 /**
- * CONTRACT "Events": a subscriber to `role.assigned` hears of every way a user is given a role, and one
- * to `user.updated` of every change to a user; the audit row of the write says which role it gave.
- * Observed as a subscriber observes them: deliveries to a webhook endpoint.
+ * CONTRACT "Events": a subscriber hears of every grant and every change to a user. A new account's first
+ * role is part of its creation (`user.created` names it, as its `user.create` audit row does), and a
+ * deleted account's roles go with it (`user.deleted`); `role.assigned`/`role.revoked` tell of grants to
+ * and revokes from accounts that go on living. Observed as a subscriber observes them: deliveries to a
+ * webhook endpoint.
  */
 describe('every grant and every user change reaches the subscriber', () => {
   let app: TestApp;
@@ -48,7 +50,7 @@ describe('every grant and every user change reaches the subscriber', () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
     const endpoint = await call(app, 'POST', '/api/v1/webhooks/', {
       token: ws.apiKey,
-      body: { url, event_types: ['role.assigned', 'role.revoked', 'user.updated'] },
+      body: { url, event_types: ['user.created', 'user.deleted', 'role.assigned', 'role.revoked', 'user.updated'] },
     });
     expect(endpoint.status).toBe(201);
     idp = await startTestIdp([
@@ -84,7 +86,7 @@ describe('every grant and every user change reaches the subscriber', () => {
     return roles.body.data.find((r: { key: string }) => r.key === key).id as string;
   }
 
-  it('tells role.assigned for the member role of a user an admin creates, and audits it on user.create', async () => {
+  it('names the first role of a user an admin creates on its user.created and its user.create row, told once, not as role.assigned', async () => {
     const created = await call(app, 'POST', '/api/v1/users', {
       token: ws.apiKey,
       body: { email: uniqueEmail('made'), password: 'made by an admin' },
@@ -92,11 +94,14 @@ describe('every grant and every user change reaches the subscriber', () => {
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
     const member = await roleId('member');
-    expect(await toldAbout('role.assigned', id)).toEqual([{ user_id: id, role_id: member, role: 'member', expires_at: null }]);
+    expect(await toldAbout('user.created', id)).toEqual([
+      { id, email: created.body.data.email, name: null, role: 'member', role_id: member },
+    ]);
+    expect(await toldAbout('role.assigned', id)).toEqual([]);
     expect((await auditOf('user.create', id))[0]?.details).toMatchObject({ role: 'member', role_id: member });
   });
 
-  it('tells role.assigned for the role of an accepted invitation', async () => {
+  it('names the role of an accepted invitation on the user.created it tells', async () => {
     const email = uniqueEmail('invited');
     const viewer = await roleId('viewer');
     expect((await call(app, 'POST', '/api/v1/invitations', { token: ws.apiKey, body: { email, role_id: 'viewer' } })).status).toBe(201);
@@ -107,11 +112,12 @@ describe('every grant and every user change reaches the subscriber', () => {
     });
     expect(accepted.status).toBe(200);
     const id = accepted.body.data.user.id as string;
-    expect(await toldAbout('role.assigned', id)).toEqual([{ user_id: id, role_id: viewer, role: 'viewer', expires_at: null }]);
+    expect(await toldAbout('user.created', id)).toEqual([{ id, email, name: null, via: 'invitation', role: 'viewer', role_id: viewer }]);
+    expect(await toldAbout('role.assigned', id)).toEqual([]);
     expect((await auditOf('user.create', id))[0]?.details).toMatchObject({ via: 'invitation', role: 'viewer', role_id: viewer });
   });
 
-  it('tells role.assigned for the default role an SSO sign-in gives the account it creates, and user.updated when a later sign-in changes it', async () => {
+  it('names the default role an SSO sign-in gives the account it creates on its user.created, and tells user.updated when a later sign-in changes it', async () => {
     const viewer = await roleId('viewer');
     const org = await call(app, 'POST', '/api/v1/organizations', {
       token: ws.apiKey,
@@ -142,7 +148,9 @@ describe('every grant and every user change reaches the subscriber', () => {
       return exchanged.body.data.user.id as string;
     };
     const id = await signIn({ given_name: 'Ann' });
-    expect(await toldAbout('role.assigned', id)).toEqual([{ user_id: id, role_id: viewer, role: 'viewer', expires_at: null }]);
+    expect(await toldAbout('user.created', id)).toEqual([
+      { id, email: 'ann@events-sso.example', via: org.body.data.id, role: 'viewer', role_id: viewer },
+    ]);
     expect((await auditOf('user.create', id))[0]?.details).toMatchObject({ role: 'viewer', role_id: viewer });
     expect(await toldAbout('user.updated', id)).toEqual([]);
 
@@ -151,10 +159,10 @@ describe('every grant and every user change reaches the subscriber', () => {
     expect(await toldAbout('user.updated', id)).toEqual([]);
     expect(await signIn({ given_name: 'Annabel' })).toBe(id);
     expect(await toldAbout('user.updated', id)).toEqual([{ id, email: 'ann@events-sso.example', changes: ['metadata'] }]);
-    expect(await toldAbout('role.assigned', id)).toHaveLength(1);
+    expect(await toldAbout('user.created', id)).toHaveLength(1);
   });
 
-  it('tells role.revoked for each role a deleted user held, as deleting a role tells its holders', async () => {
+  it('tells a deleted user as user.deleted alone: its roles go with it, without a role.revoked each', async () => {
     const created = await call(app, 'POST', '/api/v1/users', {
       token: ws.apiKey,
       body: { email: uniqueEmail('gone'), password: 'deleted soon enough' },
@@ -164,11 +172,7 @@ describe('every grant and every user change reaches the subscriber', () => {
       201,
     );
     expect((await call(app, 'DELETE', `/api/v1/users/${id}`, { token: ws.apiKey })).status).toBe(200);
-    // Deliveries of one round may arrive in any order.
-    const revoked = (await toldAbout('role.revoked', id)).sort((a, b) => String(a.role).localeCompare(String(b.role)));
-    expect(revoked).toEqual([
-      { user_id: id, role_id: await roleId('member'), role: 'member', reason: 'user_deleted' },
-      { user_id: id, role_id: await roleId('viewer'), role: 'viewer', reason: 'user_deleted' },
-    ]);
+    expect(await toldAbout('user.deleted', id)).toEqual([{ id, email: created.body.data.email }]);
+    expect(await toldAbout('role.revoked', id)).toEqual([]);
   });
 });

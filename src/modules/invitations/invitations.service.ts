@@ -10,7 +10,7 @@ import type { Origin } from '../auth/sessions.service.ts';
 import { signInVerifiedUser } from '../auth/sign-in.ts';
 import { queueEmail } from '../email/outbox.ts';
 import { emailTemplateFor } from '../email-templates/email-templates.service.ts';
-import { grantFirstRole } from '../roles/builtin-roles.ts';
+import { addAssignment } from '../roles/builtin-roles.ts';
 import { assertMayGrant } from '../roles/owners.ts';
 import { findRole } from '../roles/roles.service.ts';
 import { User } from '../users/user.entity.ts';
@@ -269,7 +269,7 @@ export async function acceptInvitation(
   const user = await newUser(row.workspace_id, { email: row.email, password: input.password, name: input.name, email_verified: true });
   em.persist(user);
   const scope: AuditScope = { em, workspaceId: row.workspace_id, actor: { type: 'user', id: user.id }, ...origin };
-  grantFirstRole(scope, user.id, role);
+  addAssignment(em, row.workspace_id, user.id, role.id, null);
   await em.nativeUpdate(Invitation, { id: row.id }, { userId: user.id });
   recordAudit(scope, { eventType: 'invitation.accept', target: { type: 'invitation', id: row.id } });
   recordAudit(scope, {
@@ -278,7 +278,14 @@ export async function acceptInvitation(
     details: { email: user.email, via: 'invitation', role: role.key, role_id: role.id },
   });
   emitEvent(scope, 'invitation.accepted', { id: row.id, user_id: user.id, email: user.email });
-  emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name, via: 'invitation' });
+  emitEvent(scope, 'user.created', {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    via: 'invitation',
+    role: role.key,
+    role_id: role.id,
+  });
   await em.flush();
   // Accepting signs the invitee in, so the stages after the password run as for any sign-in (a
   // post-login action may deny it or add claims; a refusal keeps the account, as a sign-in would).

@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../../core/ids.ts';
 import { READ_PERMISSIONS, type Grant } from '../../core/permissions.ts';
-import { emitEvent, type EventScope } from '../events/events.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
 
 export type BuiltinRoleKey = 'owner' | 'admin' | 'viewer' | 'member';
@@ -54,16 +53,5 @@ export function addAssignment(
     createdAt: new Date(),
   });
   em.persist(assignment);
-  return assignment;
-}
-
-/**
- * A new account's first role (the member role of a user an admin creates, an invitation's role, the
- * default role of a social or SSO sign-in that creates the account): its assignment, and the
- * `role.assigned` a subscriber hears of every grant by, with the payload `/roles/assign` sends.
- */
-export function grantFirstRole(scope: EventScope, userId: string, role: { id: string; key: string }): RoleAssignment {
-  const assignment = addAssignment(scope.em, scope.workspaceId, userId, role.id);
-  emitEvent(scope, 'role.assigned', { user_id: userId, role_id: role.id, role: role.key, expires_at: null });
   return assignment;
 }

@@ -10,7 +10,7 @@ import { TENANT_FILTER } from '../../db/tenant.ts';
 import type { Origin } from '../auth/sessions.service.ts';
 import { signInVerifiedUser, type SignInResult } from '../auth/sign-in.ts';
 import { mapProfile } from '../idp-attributes/idp-attributes.ts';
-import { grantFirstRole } from '../roles/builtin-roles.ts';
+import { addAssignment } from '../roles/builtin-roles.ts';
 import { permissionsBeyond } from '../roles/owners.ts';
 import { Role } from '../roles/role.entity.ts';
 import { User } from '../users/user.entity.ts';
@@ -323,14 +323,14 @@ export async function resolveUser(scope: AuditScope, identity: ExternalIdentity,
       metadata: {},
     });
     em.persist(user);
-    grantFirstRole(scope, user.id, role);
+    addAssignment(em, scope.workspaceId, user.id, role.id);
     await retireInvitationsOf(scope, user.email, user.id, now);
     recordAudit(scope, {
       eventType: 'user.create',
       target: { type: 'user', id: user.id },
       details: { email: user.email, via: identity.via, role: role.key, role_id: role.id },
     });
-    emitEvent(scope, 'user.created', { id: user.id, email: user.email, via: identity.via });
+    emitEvent(scope, 'user.created', { id: user.id, email: user.email, via: identity.via, role: role.key, role_id: role.id });
   }
   if (Object.keys(mapped).length > 0) user.metadata = { ...user.metadata, ...mapped };
   user.name ??= displayName(mapped);

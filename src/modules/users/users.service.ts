@@ -7,7 +7,7 @@ import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { likePattern, offsetOf, toPage } from '../../core/pagination.ts';
 import { hashPassword } from '../../core/passwords.ts';
-import { grantFirstRole } from '../roles/builtin-roles.ts';
+import { addAssignment } from '../roles/builtin-roles.ts';
 import { Role } from '../roles/role.entity.ts';
 import { USER_STATUSES, User, type UserStatus } from './user.entity.ts';
 import { USER_COLUMNS, statusAt, statusAtSql, userRowToView, type UserRow } from './user-row.ts';
@@ -75,14 +75,14 @@ export async function createUser(scope: AuditScope, input: CreateUserInput, now:
   const user = await newUser(workspaceId, input);
   em.persist(user);
   const member = await em.findOneOrFail(Role, { key: 'member' });
-  grantFirstRole(scope, user.id, member);
+  addAssignment(em, workspaceId, user.id, member.id);
   await retireInvitationsOf(scope, user.email, user.id, now);
   recordAudit(scope, {
     eventType: 'user.create',
     target: { type: 'user', id: user.id },
     details: { email: user.email, role: member.key, role_id: member.id },
   });
-  emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name });
+  emitEvent(scope, 'user.created', { id: user.id, email: user.email, name: user.name, role: member.key, role_id: member.id });
   await em.flush();
   return toUserView(user, user.createdAt);
 }
@@ -341,14 +341,6 @@ export async function deleteUser(scope: AuditScope, principal: Principal, id: st
   await guardOwner(scope.em, principal, user.id, now, { removes: true });
   await endUserSessions(scope, user.id, now, 'user_deleted');
   await denyOrphanedRequests(scope, { requesterId: user.id }, "The requester's account was deleted", now);
-  // The roles go with the account: each one it held is told taken, as deleting a role tells its holders.
-  const held = await scope.em.execute<{ role_id: string; key: string }[]>(
-    `select ra.role_id, r.key from role_assignments ra join roles r on r.id = ra.role_id
-      where ra.user_id = ? and (ra.expires_at is null or ra.expires_at > ?) order by r.key`,
-    [user.id, now],
-  );
-  for (const role of held)
-    emitEvent(scope, 'role.revoked', { user_id: user.id, role_id: role.role_id, role: role.key, reason: 'user_deleted' });
   scope.em.remove(user);
   recordAudit(scope, { eventType: 'user.delete', target: { type: 'user', id: user.id }, details: { email: user.email } });
   emitEvent(scope, 'user.deleted', { id: user.id, email: user.email });

@@ -370,8 +370,7 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
   it('fans events out to every endpoint that wants them, many events in one round, each delivery its own id', async () => {
     const first = await endpoint({ event_types: ['user.created'] });
     const second = await endpoint({ event_types: ['user.created', 'user.deleted'] });
-    // Not role.assigned: a new user is given the member role, and that is told.
-    const unrelated = await endpoint({ event_types: ['password.changed'] });
+    const unrelated = await endpoint({ event_types: ['role.assigned'] });
     receiver.received.length = 0;
     const before = Date.now();
     const ids: string[] = [];
