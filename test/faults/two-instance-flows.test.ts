@@ -1,11 +1,25 @@
+import { spawnSync } from 'node:child_process';
+import { inflateRawSync } from 'node:zlib';
+import { decodeProtectedHeader } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inflateRawSync } from 'node:zlib';
 import { fixtureKey, idpMetadataXml, samlResponseXml, signSamlXml, toBase64 } from '../helpers/saml.ts';
 import { linkTokenIn, MailSink, resetTokenIn } from '../helpers/mail-sink.ts';
 import { startTestIdp, type TestIdp } from '../helpers/test-idp.ts';
 import { createUser, sessionsCall, signIn, signedIn, tokensOf, USER_PASSWORD, userWithTotp } from './flows.ts';
-import { API_KEY, AppProcess, PgCluster, RedisServer, SHARED_BASE_URL, errorCode, freshIp, request, text } from './harness.ts';
+import {
+  API_KEY,
+  AppProcess,
+  MASTER_KEY,
+  PgCluster,
+  REPO_ROOT,
+  RedisServer,
+  SHARED_BASE_URL,
+  errorCode,
+  freshIp,
+  request,
+  text,
+} from './harness.ts';
 
 const CALLBACK = 'https://rp.example.com/auth/callback';
 
@@ -399,5 +413,44 @@ describe('multi-step flows alternating between two instances', () => {
     expect(replayed.status).toBe(401);
     const served = new Set(trail.map((t) => t[0]));
     expect(served).toEqual(new Set(['A', 'B']));
+  });
+
+  /** `npm run cli -- …` against the instances' database, as an operator runs it beside them: its JSON answer. */
+  function cli(...args: string[]): Record<string, unknown> {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'test', DATABASE_URL: pg.url, VAULT_MASTER_KEY: MASTER_KEY },
+    });
+    if (result.status !== 0) throw new Error(`cli ${args.join(' ')} exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
+    return JSON.parse(result.stdout) as Record<string, unknown>;
+  }
+
+  const publishedKids = async (app: AppProcess) =>
+    ((await request(app.url, 'GET', '/.well-known/jwks.json', { ip: freshIp() })).body as { keys: { kid: string }[] }).keys.map(
+      (k) => k.kid,
+    );
+
+  // Last: it revokes the key every other test's tokens are signed with.
+  it('publishes a key rotated from the CLI on both instances at once, and both refuse a revoked key’s tokens at once', async () => {
+    const user = await createUser(a.url, 'keys');
+    const before = await signedIn(a.url, tenant, user.email);
+    const leaked = decodeProtectedHeader(before.access).kid as string;
+    // Both instances have checked the token's signature and remember it.
+    for (const app of [b, a]) expect((await sessionsCall(app.url, before.access)).status).toBe(200);
+
+    const rotated = cli('keys', 'rotate').kid as string;
+    for (const app of [b, a]) expect(await publishedKids(app)).toEqual(expect.arrayContaining([leaked, rotated]));
+
+    expect(cli('keys', 'revoke', leaked)).toMatchObject({ kid: leaked, signing_kid: rotated });
+    for (const app of [b, a]) {
+      const refused = await sessionsCall(app.url, before.access);
+      expect([refused.status, errorCode(refused)], `on ${nameOf(app)}`).toEqual([401, 'INVALID_TOKEN']);
+      expect(await publishedKids(app)).not.toContain(leaked);
+    }
+    // The instance that refused it signs with the rotation's key from then on, which the other accepts.
+    const after = await signedIn(b.url, tenant, user.email);
+    expect(decodeProtectedHeader(after.access).kid).toBe(rotated);
+    for (const app of [a, b]) expect((await sessionsCall(app.url, after.access)).status).toBe(200);
   });
 });
