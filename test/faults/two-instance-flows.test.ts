@@ -415,6 +415,76 @@ describe('multi-step flows alternating between two instances', () => {
     expect(served).toEqual(new Set(['A', 'B']));
   });
 
+  it('counts an account’s second-factor codes across both: five wrong, the sixth is 429 wherever it lands', async () => {
+    const user = await userWithTotp(a.url, tenant);
+    const challenge = await signIn(b.url, tenant, user.email);
+    const mfaToken = text(challenge, 'data.mfa_token');
+    const verify = (app: AppProcess) =>
+      request(app.url, 'POST', '/api/v1/auth/mfa/verify', { ip: freshIp(), tenant, body: { mfa_token: mfaToken, code: '000000' } });
+    for (let i = 0; i < 5; i += 1) {
+      const wrong = await verify(i % 2 === 0 ? a : b);
+      expect([wrong.status, errorCode(wrong)], `code ${i + 1}`).toEqual([401, 'INVALID_CODE']);
+    }
+    for (const app of [a, b]) {
+      const limited = await verify(app);
+      expect([limited.status, errorCode(limited)], `on ${nameOf(app)}`).toEqual([429, 'RATE_LIMITED']);
+    }
+  });
+
+  it('lets exactly one of concurrent uses of a refresh token or an authorization code win, split across both', async () => {
+    const user = await createUser(a.url, 'race');
+    const { refresh } = await signedIn(a.url, tenant, user.email);
+    const refreshes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        request((i % 2 === 0 ? a : b).url, 'POST', '/api/v1/auth/refresh', { ip: freshIp(), body: { refresh_token: refresh } }),
+      ),
+    );
+    expect(refreshes.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(refreshes.filter((r) => r.status === 401 && errorCode(r) === 'INVALID_TOKEN')).toHaveLength(19);
+
+    const created = await request(a.url, 'POST', '/api/v1/applications', {
+      token: API_KEY,
+      ip: freshIp(),
+      body: { name: 'Twin Race', type: 'web', redirect_uris: [CALLBACK] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const clientId = text(created, 'data.id');
+    const secret = text(created, 'data.client_secret');
+    const authorize = new URL('/oauth/authorize', SHARED_BASE_URL);
+    authorize.search = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      response_type: 'code',
+      scope: 'openid',
+    }).toString();
+    const browser = new Browser();
+    const login = await browser.go(authorize.href);
+    expect(login.status, login.body).toBe(200);
+    const done = await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: USER_PASSWORD });
+    const code = new URL(done.location as string).searchParams.get('code') as string;
+    expect(code, done.body).toBeTruthy();
+    const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+    const exchanges = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        fetch(`${(i % 2 === 0 ? a : b).url}/oauth/token`, {
+          method: 'POST',
+          headers: {
+            ...BALANCER_HEADERS,
+            authorization: basic,
+            'content-type': 'application/x-www-form-urlencoded',
+            'x-forwarded-for': freshIp(),
+          },
+          body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }).toString(),
+        }).then(async (res) => ({ status: res.status, body: (await res.json()) as { error?: string } })),
+      ),
+    );
+    expect(
+      exchanges.filter((e) => e.status === 200),
+      JSON.stringify(exchanges),
+    ).toHaveLength(1);
+    expect(exchanges.filter((e) => e.status === 400 && e.body.error === 'invalid_grant')).toHaveLength(7);
+  });
+
   /** `npm run cli -- …` against the instances' database, as an operator runs it beside them: its JSON answer. */
   function cli(...args: string[]): Record<string, unknown> {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
