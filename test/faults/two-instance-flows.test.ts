@@ -179,7 +179,7 @@ describe('multi-step flows alternating between two instances', () => {
     pg?.destroy();
   });
 
-  it('runs an OAuth authorization with a second factor, then refresh, userinfo, introspection and revocation, hopping at every request', async () => {
+  it('runs an OAuth authorization with a second factor, then refresh, userinfo, introspection, revocation, a silent second authorization and RP-initiated logout, hopping at every request', async () => {
     trail = [];
     const ip = freshIp();
     const created = await request(a.url, 'POST', '/api/v1/applications', {
@@ -247,8 +247,36 @@ describe('multi-step flows alternating between two instances', () => {
     await expect(oidc.refreshTokenGrant(config, tokens.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect(oidc.refreshTokenGrant(config, refreshed.refresh_token as string)).rejects.toMatchObject({ error: 'invalid_grant' });
 
+    // The browser's sign-in, kept by one instance, is the other's too: a new authorization skips the pages.
+    const silently = () => {
+      const again = new URL('/oauth/authorize', SHARED_BASE_URL);
+      again.search = new URLSearchParams({
+        client_id: clientId,
+        redirect_uri: CALLBACK,
+        response_type: 'code',
+        scope: 'openid',
+      }).toString();
+      return browser.go(again.href);
+    };
+    const skipped = await silently();
+    expect(new URL(skipped.location ?? 'http://none/').searchParams.get('code'), `${trail.join('\n')}\n${skipped.body}`).toBeTruthy();
+    // RP-initiated logout: the question on one instance, the answer on the other; then the password is asked again.
+    const question = await browser.go(`/oauth/logout?client_id=${clientId}`);
+    expect(question.status, question.body).toBe(200);
+    const action = /<form[^>]*action="([^"]+)"/.exec(question.body)?.[1] as string;
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(question.body)?.[1] as string;
+    const signedOut = await browser.go(action, { xsrf, logout: 'yes' });
+    expect([signedOut.status, signedOut.body.includes('You are signed out')], `${trail.join('\n')}\n${signedOut.body}`).toEqual([
+      200,
+      true,
+    ]);
+    for (let i = 0; i < 2; i += 1) {
+      const asked = await silently();
+      expect([asked.status, asked.body.includes('autocomplete="current-password"')], asked.body).toEqual([200, true]);
+    }
+
     const served = (path: string) => new Set(trail.filter((t) => t.endsWith(` ${path}`) || t.includes(` ${path}/`)).map((t) => t[0]));
-    for (const path of ['/oauth/interaction', '/oauth/token', '/oauth/userinfo', '/oauth/introspect'])
+    for (const path of ['/oauth/authorize', '/oauth/interaction', '/oauth/token', '/oauth/userinfo', '/oauth/introspect', '/oauth/logout'])
       expect(served(path), `${path} in\n${trail.join('\n')}`).toEqual(new Set(['A', 'B']));
   });
 
