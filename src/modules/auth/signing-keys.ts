@@ -214,9 +214,9 @@ export class SigningKeys {
   }
 
   /**
-   * Revokes a key (a leaked one): from now on no instance publishes it or accepts its access tokens
-   * (`catchUpWithRevocations`), each signs with it and checks id_token hints with it at most until its
-   * next change check (`CHANGE_CHECK_MS`; this one not at all). When it was the key its
+   * Revokes a key (a leaked one): from now on no instance publishes it, accepts its access tokens or
+   * signs an access token with it (`catchUpWithRevocations`); each signs id_tokens and checks id_token
+   * hints with it at most until its next change check (`CHANGE_CHECK_MS`; this one not at all). When it was the key its
    * algorithm signs with, another signs at once rather than 5 minutes later: a rotation's
    * pre-published key, else a fresh key. APIs holding a cached JWKS refuse the fresh key's tokens
    * until they fetch it again, the price of not signing another token with a leaked key. NOT_FOUND
@@ -348,9 +348,10 @@ export class SigningKeys {
   }
 
   /**
-   * Catches up with revocations committed elsewhere (the CLI) before a kid is judged: `revokedInDatabase`
-   * is how many keys the caller's own statement counted as revoked (the per-request session lookup,
-   * core/auth.ts, so no query is added). Another count than the set last loaded reloads the keys, a
+   * Catches up with revocations committed elsewhere (the CLI) before a kid is judged or a token signed:
+   * `revokedInDatabase` is how many keys the caller's own statement counted as revoked (the session
+   * lookup of core/auth.ts, the session start and refresh of auth/sessions.service.ts), so no query is
+   * added. Another count than the set last loaded reloads the keys, a
    * second time when a reload already under way began before the revocation committed. Without it an
    * instance accepted a revoked key's tokens until its next change check, up to `CHANGE_CHECK_MS`.
    */
