@@ -50,7 +50,8 @@ const LIVE_SESSIONS: Statement = {
   name: 'auth_live_sessions',
   text: `select s.id, s.user_id, s.workspace_id,
                 coalesce(array_agg(r.key) filter (where r.key is not null), '{}') as roles,
-                coalesce(jsonb_agg(r.permissions) filter (where r.key is not null), '[]'::jsonb) as grants
+                coalesce(jsonb_agg(r.permissions) filter (where r.key is not null), '[]'::jsonb) as grants,
+                (select count(*)::int from signing_keys where revoked_at is not null) as revoked_keys
            from sessions s
            join users u on u.id = s.user_id and u.status <> 'deactivated'
            left join role_assignments ra on ra.user_id = s.user_id and (ra.expires_at is null or ra.expires_at > $2)
@@ -65,6 +66,8 @@ interface LiveSession {
   workspace_id: string;
   roles: string[];
   grants: Grant[][];
+  /** How many signing keys are revoked, read in the same statement (one row of a handful per batch). */
+  revoked_keys: number;
 }
 
 interface CredentialLookups {
@@ -94,16 +97,23 @@ async function apiKeyPrincipal(deps: AppDeps, secret: string): Promise<Principal
 
 /**
  * A signed, unexpired token is not enough: its session must still be live and its user not
- * deactivated, so logout and revocation act at once. Roles and permissions are read live too, so an
+ * deactivated, so logout and revocation act at once, and its signing key unrevoked as the database
+ * says when the session is read (a key revoked from the CLI is refused by every instance at once). Roles and permissions are read live too, so an
  * expired role assignment stops granting on the second it expires.
  */
 async function accessTokenPrincipal(deps: AppDeps, token: string): Promise<Principal> {
-  const claims = await verifyAccessToken(
+  const { claims, kid } = await verifyAccessToken(
     { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
     token,
   );
   const live = await lookups(deps).sessions.load(claims.sid);
   if (!live || live.user_id !== claims.sub || live.workspace_id !== claims.tid) {
+    throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { challenge: 'bearer' });
+  }
+  // A key revoked by another process (the CLI) since this one last loaded the keys: the session's
+  // statement counted it, so the token's key is judged against the revocations as committed.
+  await deps.keys.catchUpWithRevocations(live.revoked_keys);
+  if (deps.keys.isRevoked(kid)) {
     throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { challenge: 'bearer' });
   }
   return {

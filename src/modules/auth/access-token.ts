@@ -13,6 +13,12 @@ export interface AccessClaims {
   roles: string[];
 }
 
+/** A token whose signature checked: its claims, and the `kid` of the key that signed it. */
+export interface VerifiedAccessToken {
+  claims: AccessClaims;
+  kid: string;
+}
+
 export interface AccessTokenIssuer {
   keys: SigningKeys;
   clock: Clock;
@@ -54,12 +60,12 @@ export async function signAccessToken(
  * expiry, the key's revocation (a set lookup) and the live session (core/auth.ts) are checked again.
  * Bounded; oldest entries go first.
  */
-const verified = new ExpiringCache<{ claims: AccessClaims; kid: string }>(10_000);
+const verified = new ExpiringCache<VerifiedAccessToken>(10_000);
 
 /** Checks signature, algorithm, issuer and expiry; anything wrong is INVALID_TOKEN. */
-export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string): Promise<AccessClaims> {
+export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string): Promise<VerifiedAccessToken> {
   const known = verified.get(token, issuer.clock.now().getTime());
-  if (known && !issuer.keys.isRevoked(known.kid)) return known.claims;
+  if (known && !issuer.keys.isRevoked(known.kid)) return known;
   try {
     const { payload, protectedHeader } = await jwtVerify(
       token,
@@ -74,9 +80,9 @@ export async function verifyAccessToken(issuer: AccessTokenIssuer, token: string
     if (typeof sub !== 'string' || typeof tid !== 'string' || typeof sid !== 'string' || !Array.isArray(roles)) {
       throw new AppError('INVALID_TOKEN', 'The access token is invalid, expired or revoked', { challenge: 'bearer' });
     }
-    const claims = { sub, tid, sid, roles };
-    verified.set(token, { claims, kid: protectedHeader.kid as string }, (payload.exp as number) * 1000);
-    return claims;
+    const checked = { claims: { sub, tid, sid, roles }, kid: protectedHeader.kid as string };
+    verified.set(token, checked, (payload.exp as number) * 1000);
+    return checked;
   } catch (error) {
     if (error instanceof AppError) throw error;
     if (error instanceof errors.JOSEError) {

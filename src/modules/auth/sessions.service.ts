@@ -74,11 +74,21 @@ const START: Statement = {
                 exists (select 1 from mfa_factors f where f.user_id = u.id and f.status = 'Verified') as mfa_enabled,
                 (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
                   where ra.user_id = u.id and (ra.expires_at is null or ra.expires_at > $2)) as roles,
-                (select count(*) from s) + (select count(*) from r) + (select count(*) from a) + (select count(*) from e) as written
+                (select count(*) from s) + (select count(*) from r) + (select count(*) from a) + (select count(*) from e) as written,
+                (select count(*)::int from signing_keys where revoked_at is not null) as revoked_keys
            from u`,
 };
 
-interface StartedRow extends UserRow {
+/**
+ * How many signing keys are revoked, read by the statement that starts or refreshes the session: an
+ * instance whose loaded keys differ reloads them before it signs (a key revoked from the CLI signs no
+ * token more on any instance, without a query of its own).
+ */
+interface SignedRow {
+  revoked_keys: number;
+}
+
+interface StartedRow extends UserRow, SignedRow {
   workspace_id: string;
   roles: string[];
 }
@@ -93,6 +103,7 @@ async function tokensFor(
   refreshToken: string,
   claims: CustomClaims,
 ): Promise<TokensView> {
+  await deps.keys.catchUpWithRevocations(row.revoked_keys);
   const accessToken = await signAccessToken(
     { keys: deps.keys, clock: deps.clock, issuer: deps.config.BASE_URL, ttlSeconds: deps.config.ACCESS_TOKEN_TTL },
     { sub: row.id, tid: row.workspace_id, sid: sessionId, roles: row.roles },
@@ -185,7 +196,8 @@ const ROTATE: Statement = {
          select l.token_hash, l.session_id, l.claims, ${USER_COLUMNS}, users.workspace_id,
                 (select coalesce(array_agg(r.key order by r.key), '{}') from role_assignments ra join roles r on r.id = ra.role_id
                   where ra.user_id = l.user_id and (ra.expires_at is null or ra.expires_at > l.now)) as roles,
-                (select count(*) from fresh) + (select count(*) from audit) as written
+                (select count(*) from fresh) + (select count(*) from audit) as written,
+                (select count(*)::int from signing_keys where revoked_at is not null) as revoked_keys
            from live l join users on users.id = l.user_id`,
 };
 
@@ -221,7 +233,7 @@ const REUSED: Statement = {
                 (select count(*) from ended) + (select count(*) from told) + (select count(*) from audit) as written`,
 };
 
-interface RotatedRow extends UserRow {
+interface RotatedRow extends UserRow, SignedRow {
   token_hash: string;
   session_id: string;
   workspace_id: string;

@@ -21,8 +21,9 @@ const ALGS: readonly SigningAlg[] = [ACCESS_TOKEN_ALG, ID_TOKEN_ALG];
 const ACTIVE_REFRESH_MS = 60_000;
 /**
  * How often each instance asks whether the key set changed (one aggregate over the small
- * `signing_keys` table) and reloads when it did: a revocation reaches every instance within this,
- * with nothing added to any request's path.
+ * `signing_keys` table) and reloads when it did: every change reaches every instance within this, with
+ * nothing added to any request's path. A revocation is refused sooner, at an access token's check
+ * (`catchUpWithRevocations`).
  */
 const CHANGE_CHECK_MS = 5_000;
 /**
@@ -213,8 +214,9 @@ export class SigningKeys {
   }
 
   /**
-   * Revokes a key (a leaked one): from now on no instance publishes or accepts it (each within
-   * `CHANGE_CHECK_MS`; this one at once), and it signs nothing more. When it was the key its
+   * Revokes a key (a leaked one): from now on no instance publishes it, accepts its access tokens or
+   * signs an access token with it (`catchUpWithRevocations`); each signs id_tokens and checks id_token
+   * hints with it at most until its next change check (`CHANGE_CHECK_MS`; this one not at all). When it was the key its
    * algorithm signs with, another signs at once rather than 5 minutes later: a rotation's
    * pre-published key, else a fresh key. APIs holding a cached JWKS refuse the fresh key's tokens
    * until they fetch it again, the price of not signing another token with a leaked key. NOT_FOUND
@@ -343,6 +345,18 @@ export class SigningKeys {
           return cached.activatedAt.getTime() === row.activatedAt.getTime() ? cached : { ...cached, activatedAt: row.activatedAt };
         return make(row, createPrivateKey({ key: JSON.parse(this.box.open(row.privateJwk)) as JsonWebKey, format: 'jwk' }));
       });
+  }
+
+  /**
+   * Catches up with revocations committed elsewhere (the CLI) before a kid is judged or a token signed:
+   * `revokedInDatabase` is how many keys the caller's own statement counted as revoked (the session
+   * lookup of core/auth.ts, the session start and refresh of auth/sessions.service.ts), so no query is
+   * added. Another count than the set last loaded reloads the keys, a
+   * second time when a reload already under way began before the revocation committed. Without it an
+   * instance accepted a revoked key's tokens until its next change check, up to `CHANGE_CHECK_MS`.
+   */
+  async catchUpWithRevocations(revokedInDatabase: number): Promise<void> {
+    for (let attempt = 0; attempt < 2 && revokedInDatabase !== this.revoked.size; attempt += 1) await this.refresh();
   }
 
   /**
