@@ -1,9 +1,9 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
 import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
+import { useListParams } from '../../ui/data/use-list-params.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
@@ -14,14 +14,14 @@ import { CreateActionDialog } from './CreateActionDialog.tsx';
 /** Code that runs at sign-in: list, create, and open one to edit, deploy and test. */
 export function ActionsPage() {
   const canWrite = useCan()('actions:write');
-  const [page, setPage] = useState(1);
+  const [{ page }, setParams] = useListParams({});
   const input = { page, per_page: 20 };
   const actions = useQuery({
     queryKey: ['actions.list', input],
     queryFn: () => api.actions.list.query(input),
     placeholderData: keepPreviousData,
   });
-  usePageInRange(actions.data, setPage);
+  usePageInRange(actions.data, (p) => setParams({ page: p }, { replace: true }));
   return (
     <>
       <PageHeader
@@ -39,7 +39,7 @@ export function ActionsPage() {
         {(p) => (
           <>
             <ActionsTable actions={p.data} canWrite={canWrite} />
-            <Pagination meta={p.meta} noun="actions" onPage={setPage} />
+            <Pagination meta={p.meta} noun="actions" onPage={(next) => setParams({ page: next })} />
           </>
         )}
       </QueryState>

@@ -1,10 +1,10 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
 import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
+import { useListParams } from '../../ui/data/use-list-params.ts';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
@@ -21,14 +21,14 @@ export function ApplicationsPage() {
   const can = useCan();
   const canWrite = can('applications:write');
   const queryClient = useQueryClient();
-  const [page, setPage] = useState(1);
+  const [{ page }, setParams] = useListParams({});
   const input = { page, per_page: 20 };
   const applications = useQuery({
     queryKey: ['applications.list', input],
     queryFn: () => api.applications.list.query(input),
     placeholderData: keepPreviousData,
   });
-  usePageInRange(applications.data, setPage);
+  usePageInRange(applications.data, (p) => setParams({ page: p }, { replace: true }));
   const remove = useMutation({
     mutationFn: (id: string) => api.applications.delete.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['applications.list'] }),
@@ -96,7 +96,7 @@ export function ApplicationsPage() {
                   : null
               }
             />
-            <Pagination meta={p.meta} noun="applications" onPage={setPage} />
+            <Pagination meta={p.meta} noun="applications" onPage={(next) => setParams({ page: next })} />
           </>
         )}
       </QueryState>

@@ -6,6 +6,7 @@ import { Button } from '../../ui/actions/Button.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
 import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
+import { text, useListParams } from '../../ui/data/use-list-params.ts';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
@@ -15,21 +16,36 @@ import { PageHeader } from '../../ui/layout/PageHeader.tsx';
 import { ReadOnlyNote } from '../../ui/layout/ReadOnlyNote.tsx';
 import { CreateGroupDialog } from './CreateGroupDialog.tsx';
 
+const GROUP_LIST = { q: text() };
+
+/** Search by name; the typed text starts from the search in the address (`key` it by that search). */
+function GroupSearchForm({ q, onSearch }: { q: string; onSearch(q: string): void }) {
+  const [typed, setTyped] = useState(q);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onSearch(typed.trim());
+  };
+  return (
+    <form className="filters" role="search" aria-label="Search groups" onSubmit={submit}>
+      <TextField label="Search" type="search" value={typed} onChange={setTyped} placeholder="Group name" />
+      <Button type="submit">Search</Button>
+    </form>
+  );
+}
+
 /** Groups of people; members are added and removed from a user's "Roles & groups" on the Users screen. */
 export function GroupsPage() {
   const can = useCan();
   const canWrite = can('groups:write');
   const queryClient = useQueryClient();
-  const [typed, setTyped] = useState('');
-  const [q, setQ] = useState('');
-  const [page, setPage] = useState(1);
+  const [{ q, page }, setParams] = useListParams(GROUP_LIST);
   const input = { page, per_page: 20, ...(q ? { q } : {}) };
   const groups = useQuery({
     queryKey: ['groups.list', input],
     queryFn: () => api.groups.list.query(input),
     placeholderData: keepPreviousData,
   });
-  usePageInRange(groups.data, setPage);
+  usePageInRange(groups.data, (p) => setParams({ page: p }, { replace: true }));
   const remove = useMutation({
     mutationFn: (id: string) => api.groups.delete.mutate({ id }),
     // Its members leave it: the Groups column of the users list changes too.
@@ -39,12 +55,6 @@ export function GroupsPage() {
         queryClient.invalidateQueries({ queryKey: ['users.list'] }),
       ]),
   });
-  const search = (event: FormEvent) => {
-    event.preventDefault();
-    setQ(typed.trim());
-    setPage(1);
-  };
-
   return (
     <>
       <PageHeader
@@ -53,10 +63,7 @@ export function GroupsPage() {
         actions={canWrite ? <CreateGroupDialog /> : null}
       />
       {canWrite ? null : <ReadOnlyNote permission="groups:write" />}
-      <form className="filters" role="search" aria-label="Search groups" onSubmit={search}>
-        <TextField label="Search" type="search" value={typed} onChange={setTyped} placeholder="Group name" />
-        <Button type="submit">Search</Button>
-      </form>
+      <GroupSearchForm key={q} q={q} onSearch={(next) => setParams({ q: next })} />
       <QueryState
         query={groups}
         loading="Loading groups…"
@@ -95,7 +102,7 @@ export function GroupsPage() {
                   : null
               }
             />
-            <Pagination meta={p.meta} noun="groups" onPage={setPage} />
+            <Pagination meta={p.meta} noun="groups" onPage={(next) => setParams({ page: next })} />
           </>
         )}
       </QueryState>

@@ -1,10 +1,10 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import type { InvitationStatus } from '../../api/types.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
 import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
+import { oneOf, useListParams } from '../../ui/data/use-list-params.ts';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
@@ -19,20 +19,21 @@ import { InviteDialog } from './InviteDialog.tsx';
 
 const STATUSES = ['pending', 'accepted', 'revoked', 'expired'] as const satisfies readonly InvitationStatus[];
 const OPTIONS = [{ value: '', label: 'Any status' }, ...STATUSES.map((s) => ({ value: s, label: s }))] as const;
+/** Pending ones unless the address names another status, or any (`?status=`). */
+const INVITATION_LIST = { status: oneOf(STATUSES, 'pending') };
 const TONE = { pending: 'warn', accepted: 'good', revoked: 'bad', expired: 'neutral' } as const;
 
 export function InvitationsPage() {
   const can = useCan();
   const canWrite = can('users:write');
-  const [status, setStatus] = useState<InvitationStatus | ''>('pending');
-  const [page, setPage] = useState(1);
+  const [{ status, page }, setParams] = useListParams(INVITATION_LIST);
   const input = { page, per_page: 20, ...(status ? { status } : {}) };
   const invitations = useQuery({
     queryKey: ['invitations.list', input],
     queryFn: () => api.invitations.list.query(input),
     placeholderData: keepPreviousData,
   });
-  usePageInRange(invitations.data, setPage);
+  usePageInRange(invitations.data, (p) => setParams({ page: p }, { replace: true }));
   const roles = useAllRoles(can('roles:read'));
   const roleName = (id: string | null) => (id === null ? 'Deleted role' : (roles.data?.data.find((r) => r.id === id)?.name ?? id));
 
@@ -45,15 +46,7 @@ export function InvitationsPage() {
       />
       {canWrite ? null : <ReadOnlyNote permission="users:write" />}
       <div className="filters">
-        <SelectField
-          label="Status"
-          value={status}
-          options={OPTIONS}
-          onChange={(s) => {
-            setStatus(s);
-            setPage(1);
-          }}
-        />
+        <SelectField label="Status" value={status} options={OPTIONS} onChange={(s) => setParams({ status: s })} />
       </div>
       <QueryState
         query={invitations}
@@ -75,7 +68,7 @@ export function InvitationsPage() {
               ]}
               actions={canWrite ? { cell: (i) => <InvitationActions invitation={i} /> } : null}
             />
-            <Pagination meta={p.meta} noun="invitations" onPage={setPage} />
+            <Pagination meta={p.meta} noun="invitations" onPage={(next) => setParams({ page: next })} />
           </>
         )}
       </QueryState>

@@ -1,10 +1,10 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
 import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
+import { useListParams } from '../../ui/data/use-list-params.ts';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
@@ -20,14 +20,14 @@ export function OrganizationsPage() {
   const can = useCan();
   const canWrite = can('organizations:write');
   const queryClient = useQueryClient();
-  const [page, setPage] = useState(1);
+  const [{ page }, setParams] = useListParams({});
   const input = { page, per_page: 20 };
   const organizations = useQuery({
     queryKey: ['organizations.list', input],
     queryFn: () => api.organizations.list.query(input),
     placeholderData: keepPreviousData,
   });
-  usePageInRange(organizations.data, setPage);
+  usePageInRange(organizations.data, (p) => setParams({ page: p }, { replace: true }));
   const remove = useMutation({
     mutationFn: (id: string) => api.organizations.delete.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['organizations.list'] }),
@@ -95,7 +95,7 @@ export function OrganizationsPage() {
                 ),
               }}
             />
-            <Pagination meta={p.meta} noun="organizations" onPage={setPage} />
+            <Pagination meta={p.meta} noun="organizations" onPage={(next) => setParams({ page: next })} />
           </>
         )}
       </QueryState>

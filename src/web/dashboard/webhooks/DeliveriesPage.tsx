@@ -1,10 +1,10 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
 import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
+import { useListParams } from '../../ui/data/use-list-params.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
@@ -18,7 +18,7 @@ const PENDING_REFRESH_MS = 2_000;
 export function DeliveriesPage() {
   const { id = '' } = useParams();
   const canWrite = useCan()('webhooks:write');
-  const [page, setPage] = useState(1);
+  const [{ page }, setParams] = useListParams({});
   const endpoints = useQuery({
     queryKey: ['webhooks.list', { page: 1, per_page: 100 }],
     queryFn: () => api.webhooks.list.query({ page: 1, per_page: 100 }),
@@ -31,7 +31,7 @@ export function DeliveriesPage() {
     placeholderData: keepPreviousData,
     refetchInterval: (query) => (query.state.data?.data.some((d) => d.status === 'pending') ? PENDING_REFRESH_MS : false),
   });
-  usePageInRange(deliveries.data, setPage);
+  usePageInRange(deliveries.data, (p) => setParams({ page: p }, { replace: true }));
   return (
     <>
       <PageHeader
@@ -51,7 +51,7 @@ export function DeliveriesPage() {
         {(p) => (
           <>
             <DeliveriesTable deliveries={p.data} canWrite={canWrite} />
-            <Pagination meta={p.meta} noun="deliveries" onPage={setPage} />
+            <Pagination meta={p.meta} noun="deliveries" onPage={(next) => setParams({ page: next })} />
           </>
         )}
       </QueryState>

@@ -1,9 +1,9 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
 import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
+import { useListParams } from '../../ui/data/use-list-params.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
@@ -14,14 +14,14 @@ import { EndpointsTable } from './EndpointsTable.tsx';
 /** Webhook endpoints: where the workspace's events are sent. */
 export function WebhooksPage() {
   const canWrite = useCan()('webhooks:write');
-  const [page, setPage] = useState(1);
+  const [{ page }, setParams] = useListParams({});
   const input = { page, per_page: 20 };
   const endpoints = useQuery({
     queryKey: ['webhooks.list', input],
     queryFn: () => api.webhooks.list.query(input),
     placeholderData: keepPreviousData,
   });
-  usePageInRange(endpoints.data, setPage);
+  usePageInRange(endpoints.data, (p) => setParams({ page: p }, { replace: true }));
   return (
     <>
       <PageHeader
@@ -39,7 +39,7 @@ export function WebhooksPage() {
         {(p) => (
           <>
             <EndpointsTable endpoints={p.data} canWrite={canWrite} />
-            <Pagination meta={p.meta} noun="endpoints" onPage={setPage} />
+            <Pagination meta={p.meta} noun="endpoints" onPage={(next) => setParams({ page: next })} />
           </>
         )}
       </QueryState>

@@ -1,0 +1,69 @@
+import { useSearchParams } from 'react-router';
+
+/** How one of a list's address parameters is read: what its absence means, and which values are readable. */
+export interface ListParam<V extends string> {
+  /** What an address without it (or with a value `read` refuses) means; it is left out of the address. */
+  fallback: V;
+  read(raw: string): V | undefined;
+}
+
+/** Free text, such as a search; absent is ''. */
+export function text(): ListParam<string> {
+  return { fallback: '', read: (raw) => raw };
+}
+
+/**
+ * One of `values`, or '' for "any". Absent is `fallback`; when that is not '', "any" is written as an
+ * empty value (`?status=`) so that it survives a reload.
+ */
+export function oneOf<V extends string>(values: readonly V[], fallback: V | '' = ''): ListParam<V | ''> {
+  return { fallback, read: (raw) => (raw === '' ? '' : values.find((v) => v === raw)) };
+}
+
+export type ListSpec = Record<string, ListParam<string>>;
+
+/** A list's filters as its spec reads them, and its page (from 1). */
+export type ListParams<S extends ListSpec> = { [K in keyof S]: S[K] extends ListParam<infer V> ? V : never } & { page: number };
+
+export type SetListParams<S extends ListSpec> = (next: Partial<ListParams<S>>, options?: { replace?: boolean }) => void;
+
+/** `?page=` as a page number; anything but plain digits naming a page from 1 up is the first page. */
+function pageOf(raw: string | null): number {
+  const page = raw !== null && /^\d+$/.test(raw) ? Number(raw) : 1;
+  return Number.isSafeInteger(page) && page >= 1 ? page : 1;
+}
+
+/** The filters and page an address names; missing or unreadable values are their fallbacks. */
+export function readListParams<S extends ListSpec>(search: URLSearchParams, spec: S): ListParams<S> {
+  const values: Record<string, string | number> = {};
+  for (const [key, param] of Object.entries(spec)) {
+    const raw = search.get(key);
+    values[key] = raw === null ? param.fallback : (param.read(raw) ?? param.fallback);
+  }
+  values.page = pageOf(search.get('page'));
+  return values as ListParams<S>;
+}
+
+/** The address query for these filters and page: only what differs from the fallbacks, so page 1 of an unfiltered list is bare. */
+export function listSearch<S extends ListSpec>(values: ListParams<S>, spec: S): URLSearchParams {
+  const search = new URLSearchParams();
+  for (const [key, param] of Object.entries(spec)) {
+    const value = values[key];
+    if (typeof value === 'string' && value !== param.fallback) search.set(key, value);
+  }
+  if (values.page > 1) search.set('page', String(values.page));
+  return search;
+}
+
+/**
+ * A paged list's filters and page, kept in the address so that reload, Back/Forward and links keep
+ * them. A change of filter goes back to page 1. Each change adds a history entry unless `replace`
+ * (use it for corrections, such as `usePageInRange` moving off a page past the end).
+ */
+export function useListParams<S extends ListSpec>(spec: S): [ListParams<S>, SetListParams<S>] {
+  const [search, setSearch] = useSearchParams();
+  const values = readListParams(search, spec);
+  const update: SetListParams<S> = (next, options) =>
+    setSearch(listSearch({ ...values, page: 1, ...next }, spec), { replace: options?.replace ?? false });
+  return [values, update];
+}
