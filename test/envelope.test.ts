@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { signIn } from './helpers/auth.ts';
 import { call, graphql, trpc, type ApiResponse } from './helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
+import { needsRedis } from './helpers/needs.ts';
 
 /** The envelope and X-Request-ID on every kind of answer, through REST; the same codes on tRPC and GraphQL. */
 describe('envelope and request ids', () => {
@@ -405,7 +406,7 @@ describe('global rate limit', () => {
 });
 
 /** Two instances on one Redis: the global limit's batched counts add up across both. */
-(process.env.REDIS_URL ? describe : () => undefined)('global rate limit across instances', () => {
+needsRedis(describe, 'two instances share the global limit through it')('global rate limit across instances', () => {
   let a: TestApp;
   let b: TestApp;
   beforeAll(async () => {

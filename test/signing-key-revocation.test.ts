@@ -12,6 +12,7 @@ import { TEST_MASTER_KEY, startTestApp, type TestApp } from './helpers/app.ts';
 import { signIn } from './helpers/auth.ts';
 import { call } from './helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
+import { needsPostgres } from './helpers/needs.ts';
 
 const run = promisify(execFile);
 
@@ -73,9 +74,9 @@ async function ownDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
  * A leaked signing key, revoked by the operator: out of the JWKS, refused by every instance sharing
  * the database (the one that signed the token and another), and replaced at once. Two instances and
  * the CLI need PostgreSQL (a database copied for the file, and the embedded database takes one
- * connection): registered only there (CI), so a bare machine has no skipped test.
+ * connection): registered only there (CI); a bare machine's run says it left it out.
  */
-(inject('embedded') ? () => undefined : describe)('revoking a signing key', () => {
+needsPostgres(describe, 'two instances and the CLI on one database at once')('revoking a signing key', () => {
   // One issuer for both instances, as behind a load balancer.
   const env = { BASE_URL: `https://keys-${randomUUID()}.example.com`, DATABASE_URL: '' };
   let database: Awaited<ReturnType<typeof ownDatabase>>;

@@ -12,6 +12,7 @@ import { migrationsList } from '../src/db/migrations/index.ts';
 import { ormOptions } from '../src/db/orm-config.ts';
 import { TEST_MASTER_KEY } from './helpers/app.ts';
 import { testDatabaseUrl } from './helpers/database.ts';
+import { needsPostgresAndRedis } from './helpers/needs.ts';
 
 /** `npm start` as a user runs it: a real process, its own port and DATA_DIR. */
 interface Started {
@@ -186,9 +187,8 @@ describe('npm start on a bare machine (embedded PostgreSQL, in-process limits)',
   }, 120_000);
 });
 
-// Registered only where the services are configured (CI), so a bare machine has no skipped test.
-const realServices = process.env.DATABASE_URL && process.env.REDIS_URL;
-(realServices ? describe : () => undefined)('npm start with DATABASE_URL and REDIS_URL', () => {
+// Registered only where the services are configured (CI); a bare machine's run says it left it out.
+needsPostgresAndRedis(describe, 'it starts the server on them')('npm start with DATABASE_URL and REDIS_URL', () => {
   it('uses the real PostgreSQL and Redis', async () => {
     // The test database is shared with the in-process apps, so the sealed signing keys are too.
     const started = await start({

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchedWindowLimiter } from './batched-limit.ts';
+import { needsRedis } from '../../test/helpers/needs.ts';
 
 describe('BatchedWindowLimiter', () => {
   const limiters: BatchedWindowLimiter[] = [];
@@ -60,7 +61,7 @@ describe('BatchedWindowLimiter', () => {
   });
 });
 
-(process.env.REDIS_URL ? describe : () => undefined)('BatchedWindowLimiter on Redis', () => {
+needsRedis(describe, 'the limiter under test counts there')('BatchedWindowLimiter on Redis', () => {
   it('shares the counts of more keys than one script run takes, each key its own total', async () => {
     const redis = new Redis(process.env.REDIS_URL as string);
     if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));

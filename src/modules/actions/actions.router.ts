@@ -99,10 +99,14 @@ export const actionsRouter = router({
         protect: true,
       },
       audit: 'action.deploy',
+      // The code is compiled before the transaction opens (actions.service.ts `deployAction`).
+      ownTransaction: true,
     })
     .input(deployActionInput)
     .output(actionOutput)
-    .mutation(({ ctx, input }) => deployAction(ctx.deps.sandbox, auditScope(ctx), input.id, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) =>
+      deployAction(ctx.deps.sandbox, ctx.em, (em) => ({ ...auditScope(ctx), em }), input.id, ctx.deps.clock.now()),
+    ),
 
   test: managementProcedure('actions:write')
     .meta({
@@ -114,6 +118,8 @@ export const actionsRouter = router({
         protect: true,
       },
       audit: 'action.test',
+      // The code runs in no transaction; its audit row is one write of its own (actions.service.ts `testAction`).
+      ownTransaction: true,
     })
     .input(testActionInput)
     .output(testResultOutput)

@@ -136,20 +136,34 @@ function problemText(problem: CompileProblem): string {
  * Compiles the saved code in a fresh isolate and runs its top level; when it is sound it becomes what
  * sign-ins run (a new deployed version). A syntax error is 400 with its line in `details`.
  */
-export async function deployAction(sandbox: ActionSandbox, scope: AuditScope, id: string, now: Date): Promise<ActionView> {
-  const action = await findAction(scope.em, id);
-  const problem = await sandbox.check(action.code);
+export async function deployAction(
+  sandbox: ActionSandbox,
+  em: EntityManager,
+  makeScope: (em: EntityManager) => AuditScope,
+  id: string,
+  now: Date,
+): Promise<ActionView> {
+  // Checked before any transaction opens: a sandbox starting up (a second or more) holds no database
+  // connection (the embedded database has one, which every other request would wait for).
+  const { code } = await findAction(em.fork(), id);
+  const problem = await sandbox.check(code);
   if (problem) {
     const where = problem.line === null ? '' : ` on line ${problem.line}`;
     throw new AppError('BAD_REQUEST', `The action cannot be deployed: its code has an error${where}`, {
       details: [{ path: 'code', message: problemText(problem) }],
     });
   }
+  return em.transactional((tx) => saveDeployment(makeScope(tx), id, code, now));
+}
+
+/** Deploys `code`, the code checked; new code saved meanwhile stays a draft, for the next deploy. */
+async function saveDeployment(scope: AuditScope, id: string, code: string, now: Date): Promise<ActionView> {
+  const action = await findAction(scope.em, id, true);
   Object.assign(action, {
-    deployedCode: action.code,
+    deployedCode: code,
     deployedVersion: (action.deployedVersion ?? 0) + 1,
     deployedAt: now,
-    status: 'deployed',
+    status: action.code === code ? 'deployed' : 'draft',
     updatedAt: now,
   });
   recordAudit(scope, {
@@ -173,7 +187,11 @@ function sampleEvent(workspaceId: string, { user, request, authorization }: Samp
   };
 }
 
-/** Runs the saved code (deployed or not) against a sample event, as a sign-in would run it. */
+/**
+ * Runs the saved code (deployed or not) against a sample event, as a sign-in would run it. In no
+ * transaction (the call's `ownTransaction`): the run, up to ACTION_TIMEOUT_MS, holds no database
+ * connection; its audit row is written on its own after it.
+ */
 export async function testAction(sandbox: ActionSandbox, scope: AuditScope, { id, event }: TestActionInput): Promise<TestResultView> {
   const action = await findAction(scope.em, id);
   const outcome = await sandbox.runPostLogin(action.code, sampleEvent(scope.workspaceId, event));
@@ -192,5 +210,6 @@ export async function testAction(sandbox: ActionSandbox, scope: AuditScope, { id
     target: { type: 'action', id: action.id },
     details: { decision: result.decision, ...(outcome.failure ? { failure: outcome.failure.kind } : {}) },
   });
+  await scope.em.flush();
   return result;
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormOptions } from '../../db/orm-config.ts';
 import { testDatabaseUrl } from '../../../test/helpers/database.ts';
@@ -8,6 +8,7 @@ import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call, type ApiResponse } from '../../../test/helpers/http.ts';
 import { linkTokenIn, MailSink } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { needsPostgres } from '../../../test/helpers/needs.ts';
 import { Migration20261204000000_retire_stuck_invitations } from '../../db/migrations/Migration20261204000000_retire_stuck_invitations.ts';
 
 describe('invitations', () => {
@@ -125,6 +126,13 @@ describe('invitations', () => {
     expect([accepted.status, accepted.body.data.user.email]).toEqual([200, email]);
   });
 
+  /**
+   * The tests below hold a row or a lock on a connection of their own while the service's request runs
+   * into it: the embedded database is one backend behind one connection, where nothing can wait for
+   * anything, so they run on PostgreSQL only.
+   */
+  const whileLockHeld = needsPostgres(it, 'a connection of the test holds a row lock while the request runs into it');
+
   /** How many of the test database's connections wait for a lock (PostgreSQL only). */
   const waiting = async (orm: MikroORM) => {
     const [row] = await orm.em.fork().execute<{ n: number }[]>(
@@ -143,38 +151,35 @@ describe('invitations', () => {
    * of the test's); the user is created meanwhile. Whatever the order, the address must not end with a
    * user and a pending invitation. PostgreSQL only (the embedded database takes one connection).
    */
-  (inject('embedded') ? () => undefined : it)(
-    'never leaves an invitation pending beside a user of its address when both are created at once',
-    async () => {
-      const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
-      try {
-        const email = uniqueEmail('invited-and-created');
-        const held = orm.em.fork();
-        await held.begin();
-        const [member] = await held.execute<{ id: string }[]>(`select id from roles where workspace_id = ? and key = 'member'`, [ws.id]);
-        await held.execute(
-          `insert into invitations (id, workspace_id, email, role_id, status, token_hash, created_at, expires_at, last_sent_at)
+  whileLockHeld('never leaves an invitation pending beside a user of its address when both are created at once', async () => {
+    const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
+    try {
+      const email = uniqueEmail('invited-and-created');
+      const held = orm.em.fork();
+      await held.begin();
+      const [member] = await held.execute<{ id: string }[]>(`select id from roles where workspace_id = ? and key = 'member'`, [ws.id]);
+      await held.execute(
+        `insert into invitations (id, workspace_id, email, role_id, status, token_hash, created_at, expires_at, last_sent_at)
            values (?, ?, ?, ?, 'pending', ?, now(), now() + interval '1 day', now())`,
-          [`inv_held${process.pid}`, ws.id, email, member?.id, `held-${email}`],
-        );
-        const invited = invite({ email });
-        await until(async () => (await waiting(orm)) >= 1);
-        let created: Awaited<ReturnType<typeof call>> | null = null;
-        const creating = call(app, 'POST', '/api/v1/users', {
-          token: ws.apiKey,
-          body: { email, password: 'created at the same time' },
-        }).then((res) => (created = res));
-        await until(async () => created !== null || (await waiting(orm)) >= 2);
-        await held.rollback();
-        const [invitation, user] = await Promise.all([invited, creating]);
-        expect([invitation.status, user.status]).toEqual([201, 201]);
-        const read = await call(app, 'GET', `/api/v1/invitations/${invitation.body.data.id}`, { token: ws.apiKey });
-        expect(read.body.data.status).toBe('revoked');
-      } finally {
-        await orm.close(true);
-      }
-    },
-  );
+        [`inv_held${process.pid}`, ws.id, email, member?.id, `held-${email}`],
+      );
+      const invited = invite({ email });
+      await until(async () => (await waiting(orm)) >= 1);
+      let created: Awaited<ReturnType<typeof call>> | null = null;
+      const creating = call(app, 'POST', '/api/v1/users', {
+        token: ws.apiKey,
+        body: { email, password: 'created at the same time' },
+      }).then((res) => (created = res));
+      await until(async () => created !== null || (await waiting(orm)) >= 2);
+      await held.rollback();
+      const [invitation, user] = await Promise.all([invited, creating]);
+      expect([invitation.status, user.status]).toEqual([201, 201]);
+      const read = await call(app, 'GET', `/api/v1/invitations/${invitation.body.data.id}`, { token: ws.apiKey });
+      expect(read.body.data.status).toBe('revoked');
+    } finally {
+      await orm.close(true);
+    }
+  });
 
   type Answer = ApiResponse<any>;
 
@@ -212,7 +217,7 @@ describe('invitations', () => {
    * the address's lock, the new invitation found no user, then no pending invitation (the acceptance
    * had committed in between): 201, pending beside the user. Now it waits for the acceptance: 409.
    */
-  (inject('embedded') ? () => undefined : it)(
+  whileLockHeld(
     'never leaves an invitation pending beside the user an acceptance of its address creates at the same time (409)',
     async () => {
       const email = uniqueEmail('accepted-and-invited');
@@ -246,7 +251,7 @@ describe('invitations', () => {
    * acceptance and then finds its user (409), where taking the lock after the invitation's row would
    * deadlock (the creation holding the lock and waiting for the row).
    */
-  (inject('embedded') ? () => undefined : it)(
+  whileLockHeld(
     'does not deadlock an acceptance with a user created with its address at the same time: the user is the invitee’s, the creation 409',
     async () => {
       const email = uniqueEmail('accepted-and-created');
@@ -267,7 +272,7 @@ describe('invitations', () => {
    * invitation accepted (401, the dead link's answer). Two different invitations of one address cannot
    * both be accepted at once: at most one of an address is pending (`invitations_one_pending`).
    */
-  (inject('embedded') ? () => undefined : it)('accepts a link used twice at the same time once: 200, then 401', async () => {
+  whileLockHeld('accepts a link used twice at the same time once: 200, then 401', async () => {
     const email = uniqueEmail('accepted-twice');
     const invited = await invite({ email });
     const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
@@ -282,33 +287,30 @@ describe('invitations', () => {
    * its `accepted_at` and user; the resend answered 200 `pending` and emailed a link that could only
    * answer 401. Both now read it again under its address's lock: 409, accepted.
    */
-  (inject('embedded') ? () => undefined : it)(
-    'refuses (409) to revoke or resend an invitation being accepted at the same time; it stays accepted',
-    async () => {
-      // A workspace of its own: its refusals are audited rows with no target, which other tests' lists would meet.
-      const own = await createWorkspace(app);
-      for (const change of ['revoke', 'resend'] as const) {
-        const email = uniqueEmail(`accepted-and-${change}d`);
-        const invited = await invite({ email }, own.apiKey);
-        const id = invited.body.data.id;
-        const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
-        const { accepted, other } = await acceptWhile(id, token, () =>
-          change === 'revoke'
-            ? call(app, 'DELETE', `/api/v1/invitations/${id}`, { token: own.apiKey })
-            : call(app, 'POST', `/api/v1/invitations/${id}/resend`, { token: own.apiKey }),
-        );
-        expect(accepted.status).toBe(200);
-        expect([change, other.status, other.body.error?.code, other.body.error?.message]).toEqual([
-          change,
-          409,
-          'CONFLICT',
-          'This invitation is accepted',
-        ]);
-        const read = await call(app, 'GET', `/api/v1/invitations/${id}`, { token: own.apiKey });
-        expect(read.body.data).toMatchObject({ status: 'accepted', user_id: accepted.body.data.user.id });
-      }
-    },
-  );
+  whileLockHeld('refuses (409) to revoke or resend an invitation being accepted at the same time; it stays accepted', async () => {
+    // A workspace of its own: its refusals are audited rows with no target, which other tests' lists would meet.
+    const own = await createWorkspace(app);
+    for (const change of ['revoke', 'resend'] as const) {
+      const email = uniqueEmail(`accepted-and-${change}d`);
+      const invited = await invite({ email }, own.apiKey);
+      const id = invited.body.data.id;
+      const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+      const { accepted, other } = await acceptWhile(id, token, () =>
+        change === 'revoke'
+          ? call(app, 'DELETE', `/api/v1/invitations/${id}`, { token: own.apiKey })
+          : call(app, 'POST', `/api/v1/invitations/${id}/resend`, { token: own.apiKey }),
+      );
+      expect(accepted.status).toBe(200);
+      expect([change, other.status, other.body.error?.code, other.body.error?.message]).toEqual([
+        change,
+        409,
+        'CONFLICT',
+        'This invitation is accepted',
+      ]);
+      const read = await call(app, 'GET', `/api/v1/invitations/${id}`, { token: own.apiKey });
+      expect(read.body.data).toMatchObject({ status: 'accepted', user_id: accepted.body.data.user.id });
+    }
+  });
 
   /**
    * An owner's invitation accepted while an owner is given its address and locked by one PATCH: the
@@ -316,31 +318,28 @@ describe('invitations', () => {
    * acceptance needs the owner role's row too, to give its user the role. Taken owner row first, the
    * two waited on each other (a deadlock: one answered 500). The PATCH takes the address's lock first.
    */
-  (inject('embedded') ? () => undefined : it)(
-    'does not deadlock an owner’s acceptance with an owner given its address and locked at the same time',
-    async () => {
-      const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
-      const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
-      const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id;
-      const second = await call(app, 'POST', '/api/v1/users', {
-        token: ws.apiKey,
-        body: { email: uniqueEmail('second-owner'), password: 'a second owner' },
-      });
-      const made = await call(app, 'POST', '/api/v1/roles/assign', {
-        token: ownerToken,
-        body: { user_id: second.body.data.id, role_id: owner },
-      });
-      expect(made.status).toBe(201);
-      const email = uniqueEmail('owner-invited-and-renamed');
-      const invited = await invite({ email, role_id: owner }, ownerToken);
-      const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
-      const { accepted, other } = await acceptWhile(invited.body.data.id, token, () =>
-        call(app, 'PATCH', `/api/v1/users/${second.body.data.id}`, { token: ownerToken, body: { email, status: 'locked' } }),
-      );
-      expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
-      expect([other.status, other.body.error?.code]).toEqual([409, 'CONFLICT']);
-    },
-  );
+  whileLockHeld('does not deadlock an owner’s acceptance with an owner given its address and locked at the same time', async () => {
+    const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id;
+    const second = await call(app, 'POST', '/api/v1/users', {
+      token: ws.apiKey,
+      body: { email: uniqueEmail('second-owner'), password: 'a second owner' },
+    });
+    const made = await call(app, 'POST', '/api/v1/roles/assign', {
+      token: ownerToken,
+      body: { user_id: second.body.data.id, role_id: owner },
+    });
+    expect(made.status).toBe(201);
+    const email = uniqueEmail('owner-invited-and-renamed');
+    const invited = await invite({ email, role_id: owner }, ownerToken);
+    const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+    const { accepted, other } = await acceptWhile(invited.body.data.id, token, () =>
+      call(app, 'PATCH', `/api/v1/users/${second.body.data.id}`, { token: ownerToken, body: { email, status: 'locked' } }),
+    );
+    expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
+    expect([other.status, other.body.error?.code]).toEqual([409, 'CONFLICT']);
+  });
 
   /**
    * An owner's invitation accepted while an owner is locked, deactivated or deleted on a connection of
@@ -352,50 +351,47 @@ describe('invitations', () => {
    * write waited for it, and the test's short deadlock_timeout made PostgreSQL abort the test's side
    * (40P01). Now the acceptance takes the role's row first, so it holds no counter row while it waits.
    */
-  (inject('embedded') ? () => undefined : it)(
-    'does not deadlock an owner’s acceptance with an owner locked on a connection of its counter slot',
-    async () => {
-      const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
-      const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
-      const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id as string;
-      const email = uniqueEmail('owner-invited-while-locking');
-      const invited = await invite({ email, role_id: owner }, ownerToken);
-      const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
-      const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
-      try {
-        const held = orm.em.fork();
-        await held.begin();
-        await held.execute(`set local deadlock_timeout = '10ms'`);
-        await held.execute('select id from roles where id = ? for update', [owner]);
-        const accepting = accept({ token, password: 'accepted while locking' });
-        await until(async () => (await waiting(orm)) >= 1);
-        const [acceptance] = await orm.em
-          .fork()
-          .execute<{ pid: number }[]>(
-            `select l.pid from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`,
-          );
-        const slotWrite = held
-          .execute(
-            `insert into user_counts (workspace_id, status, slot, n) values (?, 'active', ? % 16, 0)
+  whileLockHeld('does not deadlock an owner’s acceptance with an owner locked on a connection of its counter slot', async () => {
+    const ownerToken = (await signIn(app, ws.id, ws.owner.email, ws.owner.password)).accessToken;
+    const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });
+    const owner = roles.body.data.find((r: { key: string }) => r.key === 'owner').id as string;
+    const email = uniqueEmail('owner-invited-while-locking');
+    const invited = await invite({ email, role_id: owner }, ownerToken);
+    const { token } = linkTokenIn(await mail.waitFor(email), 'accept-invitation');
+    const orm = await MikroORM.init(ormOptions(testDatabaseUrl(), 2));
+    try {
+      const held = orm.em.fork();
+      await held.begin();
+      await held.execute(`set local deadlock_timeout = '10ms'`);
+      await held.execute('select id from roles where id = ? for update', [owner]);
+      const accepting = accept({ token, password: 'accepted while locking' });
+      await until(async () => (await waiting(orm)) >= 1);
+      const [acceptance] = await orm.em
+        .fork()
+        .execute<{ pid: number }[]>(
+          `select l.pid from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`,
+        );
+      const slotWrite = held
+        .execute(
+          `insert into user_counts (workspace_id, status, slot, n) values (?, 'active', ? % 16, 0)
              on conflict (workspace_id, status, slot) do update set n = user_counts.n + excluded.n`,
-            [ws.id, acceptance?.pid],
-          )
-          .then(
-            () => 'written',
-            (error: { code?: string }) => error.code,
-          );
-        const written = await slotWrite;
-        await held.rollback();
-        const accepted = await accepting;
-        expect(written).toBe('written');
-        expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
-        const read = await call(app, 'GET', `/api/v1/invitations/${invited.body.data.id}`, { token: ws.apiKey });
-        expect(read.body.data.status).toBe('accepted');
-      } finally {
-        await orm.close(true);
-      }
-    },
-  );
+          [ws.id, acceptance?.pid],
+        )
+        .then(
+          () => 'written',
+          (error: { code?: string }) => error.code,
+        );
+      const written = await slotWrite;
+      await held.rollback();
+      const accepted = await accepting;
+      expect(written).toBe('written');
+      expect([accepted.status, accepted.body.data?.user.email]).toEqual([200, email]);
+      const read = await call(app, 'GET', `/api/v1/invitations/${invited.body.data.id}`, { token: ws.apiKey });
+      expect(read.body.data.status).toBe('accepted');
+    } finally {
+      await orm.close(true);
+    }
+  });
 
   /**
    * A transaction PostgreSQL aborts for a deadlock is run again (core/trpc.ts `retryingAborted`). The
@@ -406,7 +402,7 @@ describe('invitations', () => {
    * test's rows, which are then rolled back: 201 (500 before), with one audit row, one event and one
    * email.
    */
-  (inject('embedded') ? () => undefined : it)(
+  whileLockHeld(
     'runs an invitation’s creation again when PostgreSQL aborts it for a deadlock: 201, one audit row, one event, one email',
     async () => {
       const roles = await call(app, 'GET', '/api/v1/roles', { token: ws.apiKey });

@@ -52,11 +52,15 @@ export const webhooksRouter = router({
         protect: true,
       },
       successStatus: 201,
+      // The URL's host is resolved before the transaction (webhooks.service.ts `createEndpoint`).
+      ownTransaction: true,
       audit: 'webhook.create',
     })
     .input(createEndpointInput)
     .output(createdEndpointOutput)
-    .mutation(({ ctx, input }) => createEndpoint(auditScope(ctx), ctx.deps.box, targetPolicy(ctx.deps), input, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) =>
+      createEndpoint(ctx.em, (em) => ({ ...auditScope(ctx), em }), ctx.deps.box, targetPolicy(ctx.deps), input, ctx.deps.clock.now()),
+    ),
 
   eventTypes: managementProcedure('webhooks:read')
     .meta({ openapi: { method: 'GET', path: '/api/v1/webhooks/event-types', tags, summary: 'List subscribable events', protect: true } })
@@ -74,11 +78,15 @@ export const webhooksRouter = router({
   update: managementProcedure('webhooks:write')
     .meta({
       openapi: { method: 'PATCH', path: '/api/v1/webhooks/{id}', tags, summary: 'Update an endpoint', protect: true },
+      // A new URL's host is resolved before the transaction (webhooks.service.ts `updateEndpoint`).
+      ownTransaction: true,
       audit: 'webhook.update',
     })
     .input(updateEndpointInput)
     .output(endpointOutput)
-    .mutation(({ ctx, input }) => updateEndpoint(auditScope(ctx), targetPolicy(ctx.deps), input, ctx.deps.clock.now())),
+    .mutation(({ ctx, input }) =>
+      updateEndpoint(ctx.em, (em) => ({ ...auditScope(ctx), em }), targetPolicy(ctx.deps), input, ctx.deps.clock.now()),
+    ),
 
   delete: managementProcedure('webhooks:write')
     .meta({

@@ -62,15 +62,31 @@ function checkEventTypes(types: string[]): string[] {
   return [...new Set(types)];
 }
 
-export async function createEndpoint(scope: AuditScope, box: CryptoBox, policy: TargetPolicy, input: CreateEndpointInput, now: Date) {
+/**
+ * The URL is checked (its host resolved) before any transaction opens, so a slow DNS answer holds no
+ * database connection: on the embedded database, which has one, it held every other request.
+ */
+export async function createEndpoint(
+  em: EntityManager,
+  makeScope: (em: EntityManager) => AuditScope,
+  box: CryptoBox,
+  policy: TargetPolicy,
+  input: CreateEndpointInput,
+  now: Date,
+) {
   await checkTarget(input.url, policy);
+  const eventTypes = checkEventTypes(input.event_types);
+  return em.transactional(async (tx) => saveEndpoint(makeScope(tx), box, input, eventTypes, now));
+}
+
+async function saveEndpoint(scope: AuditScope, box: CryptoBox, input: CreateEndpointInput, eventTypes: string[], now: Date) {
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const endpoint = Object.assign(new WebhookEndpoint(), {
     id: newId('whk'),
     workspaceId: scope.workspaceId,
     url: input.url,
     description: input.description ?? null,
-    eventTypes: checkEventTypes(input.event_types),
+    eventTypes,
     secretSealed: box.seal(secret),
     enabled: input.enabled,
     createdAt: now,
@@ -102,17 +118,39 @@ export async function getEndpoint(em: EntityManager, id: string): Promise<Endpoi
   return toView(await findEndpoint(em, id));
 }
 
+/**
+ * A new URL is checked before any transaction opens, as on create. Should another update change the
+ * URL in between, the one sent is checked again inside (rare: it then waits for DNS there).
+ */
 export async function updateEndpoint(
-  scope: AuditScope,
+  em: EntityManager,
+  makeScope: (em: EntityManager) => AuditScope,
   policy: TargetPolicy,
   input: UpdateEndpointInput,
   now: Date,
 ): Promise<EndpointView> {
-  const endpoint = await findEndpoint(scope.em, input.id);
+  const before = await findEndpoint(em.fork(), input.id);
   const eventTypes = input.event_types === undefined ? undefined : checkEventTypes(input.event_types);
+  let checkedUrl: string | undefined;
+  if (differs(input.url, before.url)) {
+    await checkTarget(input.url, policy);
+    checkedUrl = input.url;
+  }
+  return em.transactional((tx) => applyUpdate(makeScope(tx), policy, input, eventTypes, checkedUrl, now));
+}
+
+async function applyUpdate(
+  scope: AuditScope,
+  policy: TargetPolicy,
+  input: UpdateEndpointInput,
+  eventTypes: string[] | undefined,
+  checkedUrl: string | undefined,
+  now: Date,
+): Promise<EndpointView> {
+  const endpoint = await findEndpoint(scope.em, input.id);
   const changed: string[] = [];
   if (differs(input.url, endpoint.url)) {
-    await checkTarget(input.url, policy);
+    if (input.url !== checkedUrl) await checkTarget(input.url, policy);
     endpoint.url = input.url;
     changed.push('url');
   }
