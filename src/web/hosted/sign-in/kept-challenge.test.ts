@@ -1,29 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Challenge } from '../../api/types.ts';
 import { CHALLENGE_TTL_MS, forgetChallenge, keepChallenge, keptChallenge } from './kept-challenge.ts';
-
-/** sessionStorage's interface over a Map (the unit tests run in Node). */
-class MemoryStorage implements Storage {
-  private items = new Map<string, string>();
-  get length() {
-    return this.items.size;
-  }
-  clear() {
-    this.items.clear();
-  }
-  getItem(key: string) {
-    return this.items.get(key) ?? null;
-  }
-  key(index: number) {
-    return [...this.items.keys()][index] ?? null;
-  }
-  removeItem(key: string) {
-    this.items.delete(key);
-  }
-  setItem(key: string, value: string) {
-    this.items.set(key, value);
-  }
-}
+import { MemoryStorage } from './memory-storage.ts';
 
 const CHALLENGE: Challenge = { mfa_required: true, mfa_token: 'mfa_token_1', available_factors: ['totp'], challenge_id: 'mfc_1' };
 const ORIGIN = { workspaceId: 'wsp_1', via: 'social' as const, email: 'ada@acme.example' };

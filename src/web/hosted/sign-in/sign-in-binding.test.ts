@@ -1,28 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { boundStartUrl, forgetSignIn, readSignIn, s256Challenge, type SignInOrigin } from './sign-in-binding.ts';
-
-/** sessionStorage's interface over a Map (the unit tests run in Node). */
-class MemoryStorage implements Storage {
-  private items = new Map<string, string>();
-  get length() {
-    return this.items.size;
-  }
-  clear() {
-    this.items.clear();
-  }
-  getItem(key: string) {
-    return this.items.get(key) ?? null;
-  }
-  key(index: number) {
-    return [...this.items.keys()][index] ?? null;
-  }
-  removeItem(key: string) {
-    this.items.delete(key);
-  }
-  setItem(key: string, value: string) {
-    this.items.set(key, value);
-  }
-}
+import { MemoryStorage } from './memory-storage.ts';
 
 const ORIGIN: SignInOrigin = { workspaceId: 'wsp_1', via: 'sso', email: 'jane@acme.example' };
 
