@@ -34,13 +34,35 @@ export class Poller {
     await this.running;
   }
 
+  /** Whether a round is running (or, after a kick during it, about to run again). */
+  get busy(): boolean {
+    return this.running !== null;
+  }
+
+  /**
+   * One round now, in turn with the background ones: it waits for the round in progress, and a kick
+   * (the timer, a commit) while it runs waits for it. Resolves when it ends, rejects with its error.
+   */
+  async runNow(): Promise<void> {
+    while (this.running) await this.running;
+    await this.begin();
+  }
+
   kick(): void {
     if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.round()
-      .catch(this.onError)
+    void this.begin().catch(this.onError);
+  }
+
+  /** Starts a round as the running one; after it, one more if a kick came meanwhile. */
+  private begin(): Promise<void> {
+    const round = this.round();
+    // The caller reports the round's error (kick to onError, runNow to its awaiter); what waits on
+    // `running` only waits for the round's end.
+    this.running = round
+      .catch(() => undefined)
       .finally(() => {
         this.running = null;
         if (this.again && this.timer) {
@@ -48,5 +70,6 @@ export class Poller {
           this.kick();
         }
       });
+    return round;
   }
 }

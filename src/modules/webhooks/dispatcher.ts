@@ -115,13 +115,23 @@ export class WebhookDispatcher {
   }
 
   /**
-   * One round now, after the background one (if any) ends, and every send in flight settled (its
-   * outcome recorded). Tests call it after moving the clock.
+   * One round now, then until the dispatcher is quiet: no round running and no send in flight, every
+   * outcome recorded. Tests call it after moving the clock. Its round takes its turn with the
+   * background ones (the timer's, a commit's, a finished send's): one running beside it could claim a
+   * due delivery first and send it after tick returned, at a clock the test has moved on since.
    */
   async tick(): Promise<void> {
-    await this.poller.idle();
-    await this.round();
-    await this.settled();
+    await this.poller.runNow();
+    await this.quiet();
+  }
+
+  /** Waits until no round runs and no send is in flight (a send's end asks for a round, which may send). */
+  private async quiet(): Promise<void> {
+    for (;;) {
+      if (this.inFlight.size > 0) await Promise.all(this.inFlight);
+      else if (this.poller.busy) await this.poller.idle();
+      else return;
+    }
   }
 
   private async settled(): Promise<void> {
