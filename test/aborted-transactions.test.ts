@@ -1,4 +1,3 @@
-import { TOTP, URI } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormOptions } from '../src/db/orm-config.ts';
@@ -7,6 +6,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { login, signIn } from './helpers/auth.ts';
 import { call, graphql, trpc, type ApiResponse } from './helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
+import { authenticatorOf, codeAt } from './helpers/authenticator.ts';
 
 /**
  * A mutation PostgreSQL aborts for a serialization failure (40001) or a deadlock (40P01) is run again,
@@ -236,9 +236,8 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     const userId = created.body.data.id as string;
     const { accessToken } = await signIn(app, ws.id, email, password);
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: accessToken, body: { name: 'Phone' } });
-    const totp = URI.parse(enrolled.body.data.otpauth_uri);
-    if (!(totp instanceof TOTP)) throw new Error('not a TOTP URI');
-    const codeAt = (step: number) => totp.generate({ timestamp: app.clock.now().getTime() + step * 30_000 });
+    const totp = authenticatorOf(enrolled.body.data.otpauth_uri);
+    const codeOf = (step: number) => codeAt(totp, app.clock, step);
     // Each code of its own 30-second step: a step is spent once.
     const stepped = (step: number) => {
       const now = app.clock.now().getTime();
@@ -247,7 +246,7 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     stepped(1);
     const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: accessToken,
-      body: { code: codeAt(0) },
+      body: { code: codeOf(0) },
     });
     expect(confirmed.status).toBe(200);
     const verify = (mfaToken: string, code: string) =>
@@ -256,12 +255,12 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     stepped(1);
     const first = (await login(app, ws.id, email, password)).body.data;
     const runs = await abortCommits(userId, 1);
-    const passed = await verify(first.mfa_token, codeAt(0));
+    const passed = await verify(first.mfa_token, codeOf(0));
     expect(await runs()).toBe(2);
     expect([passed.status, passed.body.data?.user?.id]).toEqual([200, userId]);
 
     const second = (await login(app, ws.id, email, password)).body.data;
-    const wrong = String((Number(codeAt(0)) + 500_000) % 1_000_000).padStart(6, '0');
+    const wrong = String((Number(codeOf(0)) + 500_000) % 1_000_000).padStart(6, '0');
     const refusals = [];
     for (let i = 0; i < 4; i++) refusals.push((await verify(second.mfa_token, wrong)).body.error?.code);
     expect(refusals).toEqual(['INVALID_CODE', 'INVALID_CODE', 'INVALID_CODE', 'INVALID_CODE']);

@@ -1,5 +1,4 @@
 import * as oidc from 'openid-client';
-import { URI, type TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { login, signIn, someIp } from './helpers/auth.ts';
@@ -8,6 +7,7 @@ import { basicAuth, call } from './helpers/http.ts';
 import { linkTokenIn, MailSink, resetTokenIn } from './helpers/mail-sink.ts';
 import { copies, releaseTogether, type RaceRequest, type RaceResponse } from './helpers/race.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
+import { authenticatorOf, codeAt } from './helpers/authenticator.ts';
 
 /**
  * Twenty identical requests released together (each on its own connection, completed by their last
@@ -106,13 +106,13 @@ describe(`races: ${N} identical requests at once`, () => {
     const user = await newUser();
     const { accessToken } = await signIn(app, ws.id, user.email, PASSWORD);
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: accessToken, body: { name: 'Phone' } });
-    const totp = URI.parse(enrolled.body.data.otpauth_uri) as TOTP;
+    const totp = authenticatorOf(enrolled.body.data.otpauth_uri);
     const stepStart = () => {
       const now = app.clock.now().getTime();
       app.clock.set(new Date(now - (now % 30_000) + 30_000 + 5_000));
     };
     stepStart();
-    const code = () => totp.generate({ timestamp: app.clock.now().getTime() });
+    const code = () => codeAt(totp, app.clock);
     const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: accessToken,
       body: { code: code() },
@@ -329,7 +329,7 @@ describe(`races: ${N} identical requests at once`, () => {
     for (let round = 0; round < 10; round++) {
       const oldest = await enroll();
       for (let i = 0; i < 4; i++) await enroll();
-      const code = (URI.parse(oldest.otpauth_uri) as TOTP).generate({ timestamp: app.clock.now().getTime() });
+      const code = codeAt(authenticatorOf(oldest.otpauth_uri), app.clock);
       const [verify, enrolled] = await releaseTogether(app.url, [
         { method: 'POST', path: `/api/v1/mfa/factors/${oldest.factor.id}/verify`, headers: auth, body: JSON.stringify({ code }) },
         { method: 'POST', path: '/api/v1/mfa/factors/totp', headers: auth, body: JSON.stringify({ name: 'Phone' }) },

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { URI, type TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../src/core/ids.ts';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
@@ -18,6 +17,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { login, signIn, someIp } from './helpers/auth.ts';
 import { call } from './helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
+import { authenticatorOf, codeAt } from './helpers/authenticator.ts';
 
 const PASSWORD = 'retention passphrase';
 
@@ -124,10 +124,10 @@ describe('retention sweep', () => {
 
     const session = await signIn(app, ws.id, user.email, PASSWORD);
     const enrollment = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
-    const totp = URI.parse(enrollment.body.data.otpauth_uri) as TOTP;
+    const totp = authenticatorOf(enrollment.body.data.otpauth_uri);
     const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrollment.body.data.factor.id}/verify`, {
       token: session.accessToken,
-      body: { code: totp.generate({ timestamp: app.clock.now().getTime() }) },
+      body: { code: codeAt(totp, app.clock) },
     });
     expect(verified.status).toBe(200);
     at(2 * DAY);

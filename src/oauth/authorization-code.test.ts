@@ -1,6 +1,5 @@
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
-import { TOTP, URI } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
 import { signIn, someIp } from '../../test/helpers/auth.ts';
@@ -8,6 +7,7 @@ import { Browser, formAction, hiddenInput } from '../../test/helpers/browser.ts'
 import { basicAuth, call } from '../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../test/helpers/workspace.ts';
 import { toldEvents } from '../../test/helpers/events.ts';
+import { authenticatorOf, codeAt } from '../../test/helpers/authenticator.ts';
 
 const PASSWORD = 'relying party passphrase';
 const SPA_CALLBACK = 'http://localhost:5173/callback';
@@ -499,13 +499,11 @@ describe('authorization code + PKCE with openid-client', () => {
     const user = await newUser();
     const session = await signIn(app, ws.id, user.email, PASSWORD);
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
-    const parsed = URI.parse(enrolled.body.data.otpauth_uri);
-    if (!(parsed instanceof TOTP)) throw new Error('not a TOTP URI');
-    const totp = parsed;
+    const totp = authenticatorOf(enrolled.body.data.otpauth_uri);
     const step = (offset: number) => {
       const now = app.clock.now().getTime();
       app.clock.set(new Date(now - (now % 30_000) + offset * 30_000 + 5_000));
-      return totp.generate({ timestamp: app.clock.now().getTime() });
+      return codeAt(totp, app.clock);
     };
     const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: session.accessToken,

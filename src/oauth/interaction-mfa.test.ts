@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { TOTP, URI } from 'otpauth';
+import type { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRateLimits } from '../core/rate-limit.ts';
 import { startTestApp, type TestApp } from '../../test/helpers/app.ts';
@@ -8,6 +8,7 @@ import { signIn, someIp } from '../../test/helpers/auth.ts';
 import { Browser, formAction, hiddenInput, type Page } from '../../test/helpers/browser.ts';
 import { call } from '../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../test/helpers/workspace.ts';
+import { authenticatorOf, codeAt } from '../../test/helpers/authenticator.ts';
 
 const PASSWORD = 'hosted second step passphrase';
 const CALLBACK = 'https://rp.example.com/auth/callback';
@@ -49,7 +50,7 @@ describe('the hosted sign-in’s second step', () => {
   function nextCode(totp: TOTP): string {
     const now = app.clock.now().getTime();
     app.clock.set(new Date(now - (now % 30_000) + 30_000 + 5_000));
-    return totp.generate({ timestamp: app.clock.now().getTime() });
+    return codeAt(totp, app.clock);
   }
 
   async function userWithAuthenticator(workspace: TestWorkspace = ws) {
@@ -58,8 +59,7 @@ describe('the hosted sign-in’s second step', () => {
     expect(created.status).toBe(201);
     const session = await signIn(app, workspace.id, email, PASSWORD);
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
-    const totp = URI.parse(enrolled.body.data.otpauth_uri);
-    if (!(totp instanceof TOTP)) throw new Error('not a TOTP URI');
+    const totp = authenticatorOf(enrolled.body.data.otpauth_uri);
     const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: session.accessToken,
       body: { code: nextCode(totp) },

@@ -125,7 +125,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     expect(created.status).toBe(201);
     const session = await signIn(app, workspaceId, email, PASSPHRASE);
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
-    const device = new TotpDevice(new URL(enrolled.body.data.otpauth_uri).searchParams.get('secret') as string, app.clock);
+    const device = TotpDevice.fromUri(enrolled.body.data.otpauth_uri, app.clock);
     const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: session.accessToken,
       body: { code: device.nextCode() },
@@ -180,7 +180,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     expect(created.status).toBe(201);
     const session = await signIn(app, workspaceId, email, 'a long passphrase');
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
-    const device = new TotpDevice(new URL(enrolled.body.data.otpauth_uri).searchParams.get('secret') as string, app.clock);
+    const device = TotpDevice.fromUri(enrolled.body.data.otpauth_uri, app.clock);
     const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: session.accessToken,
       body: { code: device.nextCode() },
@@ -473,7 +473,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     expect(created.status).toBe(201);
     const session = await signIn(app, workspaceId, email, 'frequency hopping');
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
-    const device = new TotpDevice(new URL(enrolled.body.data.otpauth_uri).searchParams.get('secret') as string, app.clock);
+    const device = TotpDevice.fromUri(enrolled.body.data.otpauth_uri, app.clock);
     await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: session.accessToken,
       body: { code: device.nextCode() },

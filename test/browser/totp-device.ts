@@ -1,5 +1,6 @@
 import { Secret, TOTP } from 'otpauth';
 import type { ManualClock } from '../../src/core/clock.ts';
+import { authenticatorOf } from '../helpers/authenticator.ts';
 
 /**
  * An authenticator app for the browser tests, on the test server's clock. The service accepts each
@@ -15,6 +16,11 @@ export class TotpDevice {
     private readonly clock: ManualClock,
   ) {
     this.totp = new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 });
+  }
+
+  /** The device an enrollment's `otpauth_uri` sets up. */
+  static fromUri(otpauthUri: string, clock: ManualClock): TotpDevice {
+    return new TotpDevice(authenticatorOf(otpauthUri).secret.base32, clock);
   }
 
   nextCode(): string {

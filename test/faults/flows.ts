@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { URI, type TOTP } from 'otpauth';
+import type { TOTP } from 'otpauth';
 import { expect } from 'vitest';
 import { API_KEY, freshIp, request, text, type Reply } from './harness.ts';
+import { authenticatorOf } from '../helpers/authenticator.ts';
 
 /** The few API journeys the fault scenarios repeat. */
 
@@ -39,7 +40,7 @@ export async function userWithTotp(base: string, tenant: string): Promise<{ emai
   const { access } = await signedIn(base, tenant, user.email);
   const enrolled = await request(base, 'POST', '/api/v1/mfa/factors/totp', { token: access, ip: freshIp(), body: { name: 'phone' } });
   expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(201);
-  const totp = URI.parse(text(enrolled, 'data.otpauth_uri')) as TOTP;
+  const totp = authenticatorOf(text(enrolled, 'data.otpauth_uri'));
   const verified = await request(base, 'POST', `/api/v1/mfa/factors/${text(enrolled, 'data.factor.id')}/verify`, {
     token: access,
     ip: freshIp(),

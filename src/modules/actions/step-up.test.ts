@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { URI, type TOTP } from 'otpauth';
+import type { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn } from '../../../test/helpers/auth.ts';
@@ -8,6 +8,7 @@ import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { createLogger } from '../../core/logger.ts';
 import { ActionSandbox } from './sandbox.ts';
+import { authenticatorOf, codeAt } from '../../../test/helpers/authenticator.ts';
 
 const PASSWORD = 'step-up passphrase';
 const SPA_CALLBACK = 'http://localhost:5173/callback';
@@ -30,7 +31,7 @@ describe('actions at sign-in', () => {
     const now = app.clock.now().getTime();
     app.clock.set(new Date(now - (now % 30_000) + 30_000 + 5_000));
   }
-  const codeOf = (totp: TOTP) => totp.generate({ timestamp: app.clock.now().getTime() });
+  const codeOf = (totp: TOTP) => codeAt(totp, app.clock);
 
   async function newUser(ws: TestWorkspace, role?: 'admin' | 'viewer', metadata?: Record<string, unknown>) {
     const email = uniqueEmail(role ?? 'member');
@@ -51,7 +52,7 @@ describe('actions at sign-in', () => {
   async function withFactor(ws: TestWorkspace, user: { email: string }) {
     const { accessToken } = await signIn(app, ws.id, user.email, PASSWORD);
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: accessToken, body: { name: 'Phone' } });
-    const totp = URI.parse(enrolled.body.data.otpauth_uri) as TOTP;
+    const totp = authenticatorOf(enrolled.body.data.otpauth_uri);
     nextStep();
     const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: accessToken,

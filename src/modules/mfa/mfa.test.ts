@@ -1,10 +1,11 @@
-import { TOTP, URI } from 'otpauth';
+import type { TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, signIn } from '../../../test/helpers/auth.ts';
 import { call, graphql } from '../../../test/helpers/http.ts';
 import { MailSink, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { authenticatorOf, codeAt as codeAtClock } from '../../../test/helpers/authenticator.ts';
 
 const PASSWORD = 'second factor passphrase';
 
@@ -21,13 +22,7 @@ describe('second factor (TOTP)', () => {
   afterAll(() => mail.stop());
   afterAll(() => app.close());
 
-  /** Codes come from an independent implementation (otpauth), read from the returned URI. */
-  function authenticator(uri: string): TOTP {
-    const parsed = URI.parse(uri);
-    if (!(parsed instanceof TOTP)) throw new Error('not a TOTP URI');
-    return parsed;
-  }
-  const codeAt = (totp: TOTP, offsetSteps = 0) => totp.generate({ timestamp: app.clock.now().getTime() + offsetSteps * 30_000 });
+  const codeAt = (totp: TOTP, offsetSteps = 0) => codeAtClock(totp, app.clock, offsetSteps);
 
   /** Moves the app's clock to the start of a fresh 30-second step, so no step is spent yet. */
   function nextStep() {
@@ -52,7 +47,7 @@ describe('second factor (TOTP)', () => {
   async function enrolledUser() {
     const user = await newUser();
     const enrollment = await enroll(user.token);
-    const totp = authenticator(enrollment.otpauth_uri);
+    const totp = authenticatorOf(enrollment.otpauth_uri);
     nextStep();
     const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrollment.factor.id}/verify`, {
       token: user.token,
@@ -71,7 +66,7 @@ describe('second factor (TOTP)', () => {
     expect(created.status).toBe(201);
     const { accessToken } = await signIn(app, colonWs.id, email, PASSWORD);
     const data = await enroll(accessToken, 'Phone');
-    const totp = authenticator(data.otpauth_uri);
+    const totp = authenticatorOf(data.otpauth_uri);
     expect({ issuer: totp.issuer, label: totp.label }).toEqual({ issuer: 'Acme Billing', label: email });
   });
 
@@ -82,7 +77,7 @@ describe('second factor (TOTP)', () => {
     expect(data.factor.id).toMatch(/^fac_/);
     expect(data.secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(data.otpauth_uri).toContain(`secret=${data.secret}`);
-    const totp = authenticator(data.otpauth_uri);
+    const totp = authenticatorOf(data.otpauth_uri);
     expect([totp.algorithm, totp.digits, totp.period]).toEqual(['SHA1', 6, 30]);
     expect(data.qr_code_data_uri).toMatch(/^data:image\/png;base64,/);
     const unnamed = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: user.token });
@@ -139,7 +134,7 @@ describe('second factor (TOTP)', () => {
     expect([wrong.status, wrong.body.error.code]).toEqual([401, 'INVALID_CODE']);
     const ok = await call(app, 'POST', `/api/v1/mfa/factors/${data.factor.id}/verify`, {
       token: user.token,
-      body: { code: codeAt(authenticator(data.otpauth_uri)) },
+      body: { code: codeAt(authenticatorOf(data.otpauth_uri)) },
     });
     expect(ok.status).toBe(200);
     expect(ok.body.data.status).toBe('Verified');
@@ -263,7 +258,7 @@ describe('second factor (TOTP)', () => {
   it('spends steps per factor: a second authenticator is confirmed in the same 30 seconds as the first', async () => {
     const user = await enrolledUser();
     const tablet = await enroll(user.token, 'Tablet');
-    const tabletTotp = authenticator(tablet.otpauth_uri);
+    const tabletTotp = authenticatorOf(tablet.otpauth_uri);
     // enrolledUser confirmed the phone in this very step.
     const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${tablet.factor.id}/verify`, {
       token: user.token,
@@ -478,7 +473,7 @@ describe('second factor (TOTP)', () => {
       const enrollment = await enroll(user.token, `App ${i}`);
       const confirmed = await call(app, 'POST', `/api/v1/mfa/factors/${enrollment.factor.id}/verify`, {
         token: user.token,
-        body: { code: codeAt(authenticator(enrollment.otpauth_uri)) },
+        body: { code: codeAt(authenticatorOf(enrollment.otpauth_uri)) },
       });
       expect(confirmed.status).toBe(200);
       verified.push(enrollment.factor.id as string);
@@ -544,8 +539,7 @@ describe('second factor on one database connection', () => {
     await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: PASSWORD } });
     const { accessToken } = await signIn(app, ws.id, email, PASSWORD);
     const enrollment = (await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: accessToken, body: { name: 'Phone' } })).body.data;
-    const totp = URI.parse(enrollment.otpauth_uri) as TOTP;
-    const code = totp.generate({ timestamp: app.clock.now().getTime() });
+    const code = codeAtClock(authenticatorOf(enrollment.otpauth_uri), app.clock);
     await call(app, 'POST', `/api/v1/mfa/factors/${enrollment.factor.id}/verify`, { token: accessToken, body: { code } });
     const challenge = (await login(app, ws.id, email, PASSWORD)).body.data;
     for (let i = 0; i < 5; i++) {

@@ -4,13 +4,13 @@ import { createServer, request, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn, someIp } from '../../../test/helpers/auth.ts';
 import { call as send, type CallOptions } from '../../../test/helpers/http.ts';
 import { startFakeDiscovery, type DiscoveryFault, type EndpointFault, type FakeDiscovery } from '../../../test/helpers/fake-discovery.ts';
 import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { authenticatorOf, codeAt } from '../../../test/helpers/authenticator.ts';
 
 /**
  * Every path under /api/v1/auth/oauth/ counts toward one 30-per-minute budget per address: each call
@@ -232,10 +232,10 @@ describe('social sign-in through a generic OpenID provider', () => {
 
     const session = await signIn(app, ws.id, email, 'existing passphrase');
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
-    const totp = URI.parse(enrolled.body.data.otpauth_uri) as TOTP;
+    const totp = authenticatorOf(enrolled.body.data.otpauth_uri);
     await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: session.accessToken,
-      body: { code: totp.generate({ timestamp: app.clock.now().getTime() }) },
+      body: { code: codeAt(totp, app.clock) },
     });
     app.clock.advance(60_000);
 
@@ -245,7 +245,7 @@ describe('social sign-in through a generic OpenID provider', () => {
     expect(exchanged.body.data).toMatchObject({ mfa_required: true, available_factors: ['totp'] });
     expect(exchanged.body.data.access_token).toBeUndefined();
     const verified = await call(app, 'POST', '/api/v1/auth/mfa/verify', {
-      body: { mfa_token: exchanged.body.data.mfa_token, code: totp.generate({ timestamp: app.clock.now().getTime() }) },
+      body: { mfa_token: exchanged.body.data.mfa_token, code: codeAt(totp, app.clock) },
     });
     expect(verified.status).toBe(200);
     expect(verified.body.data.user.email).toBe(email);

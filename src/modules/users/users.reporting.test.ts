@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { URI, type TOTP } from 'otpauth';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
 import { call, graphql, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { authenticatorOf, codeAt } from '../../../test/helpers/authenticator.ts';
 
 const PASSWORD = 'reporting passphrase';
 
@@ -75,10 +75,10 @@ describe('GraphQL admin reporting: users with roles, groups and factors; roles w
 
     const session = await signIn(app, ws.id, second.email, PASSWORD);
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token: session.accessToken, body: { name: 'Phone' } });
-    const totp = URI.parse(enrolled.body.data.otpauth_uri) as TOTP;
+    const totp = authenticatorOf(enrolled.body.data.otpauth_uri);
     const verified = await call(app, 'POST', `/api/v1/mfa/factors/${enrolled.body.data.factor.id}/verify`, {
       token: session.accessToken,
-      body: { code: totp.generate({ timestamp: app.clock.now().getTime() }) },
+      body: { code: codeAt(totp, app.clock) },
     });
     expect(verified.status).toBe(200);
 

@@ -3,7 +3,6 @@ import { lookup } from 'node:dns/promises';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { decodeJwt } from 'jose';
-import { URI, type TOTP } from 'otpauth';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
@@ -14,6 +13,7 @@ import { call } from '../../../test/helpers/http.ts';
 import { fixtureKey, idpMetadataXml } from '../../../test/helpers/saml.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { postWebhook } from './sender.ts';
+import { authenticatorOf, codeAt } from '../../../test/helpers/authenticator.ts';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -146,11 +146,11 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     const session = await login(app, ws.id, email, 'hosted mfa passphrase');
     const token = session.body.data.access_token as string;
     const enrolled = await call(app, 'POST', '/api/v1/mfa/factors/totp', { token, body: { name: 'Phone' } });
-    const totp = URI.parse(enrolled.body.data.otpauth_uri) as TOTP;
+    const totp = authenticatorOf(enrolled.body.data.otpauth_uri);
     const step = (offset: number) => {
       const now = app.clock.now().getTime();
       app.clock.set(new Date(now - (now % 30_000) + offset * 30_000 + 5_000));
-      return totp.generate({ timestamp: app.clock.now().getTime() });
+      return codeAt(totp, app.clock);
     };
     try {
       const factorId = enrolled.body.data.factor.id as string;
