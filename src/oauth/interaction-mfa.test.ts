@@ -113,6 +113,12 @@ describe('the hosted sign-in’s second step', () => {
   }
 
   /** The limiter counts real time, which the test cannot move: five minutes later, as a fresh count. */
+  /** An admin sets the user's status (through the API, as the dashboard does). */
+  async function setStatus(user: { id: string }, status: 'active' | 'locked' | 'deactivated') {
+    const res = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status } });
+    expect(res.status).toBe(200);
+  }
+
   async function codeWindowPasses() {
     const spent = app.deps.rateLimits;
     app.deps.rateLimits = createRateLimits(app.deps.redis, `test:${randomUUID()}`, () => undefined);
@@ -139,27 +145,17 @@ describe('the hosted sign-in’s second step', () => {
     },
     {
       name: 'locked meanwhile',
-      end: async (user) => {
-        const locked = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'locked' } });
-        expect(locked.status).toBe(200);
-      },
+      end: (user) => setStatus(user, 'locked'),
       status: 403,
       said: 'This account is locked; ask an admin to unlock it',
-      recover: async (user) => {
-        expect((await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'active' } })).status).toBe(200);
-      },
+      recover: (user) => setStatus(user, 'active'),
     },
     {
       name: 'deactivated meanwhile',
-      end: async (user) => {
-        const gone = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
-        expect(gone.status).toBe(200);
-      },
+      end: (user) => setStatus(user, 'deactivated'),
       status: 403,
       said: 'This account has been deactivated',
-      recover: async (user) => {
-        expect((await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'active' } })).status).toBe(200);
-      },
+      recover: (user) => setStatus(user, 'active'),
     },
     {
       name: 'expired',
@@ -224,8 +220,7 @@ describe('the hosted sign-in’s second step', () => {
   it('leaves the application its answer from the page a step ended on: Cancel sends access_denied to its callback', async () => {
     const user = await userWithAuthenticator();
     const started = await atCodeStep(user);
-    const gone = await call(app, 'PATCH', `/api/v1/users/${user.id}`, { token: ws.apiKey, body: { status: 'deactivated' } });
-    expect(gone.status).toBe(200);
+    await setStatus(user, 'deactivated');
     const ended = await sendCode(started.browser, started.step, nextCode(user.totp));
     expect(alertOf(ended)).toBe('This account has been deactivated');
     const cancelled = await started.browser.go(formAction(ended.body, 'Cancel'), {});

@@ -511,6 +511,19 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await page.close();
   });
 
+  /** How a second step ends alike on every form: its challenge's 5 minutes pass, or the account's codes run out. */
+  const expires = {
+    end: async () => app.clock.advance(5 * 60 * 1000 + 1000),
+    said: 'Your sign-in expired before the code was entered. Sign in again.',
+  };
+  const codesRunOut = {
+    // The account's five codes of five minutes, wrong ones (one was sent before the step ends).
+    end: async (_user: { id: string }, page: Page) => {
+      for (let i = 0; i < 4; i++) await sendCode(page, '000000');
+    },
+    said: 'Too many codes were tried for this account. Wait a few minutes, then sign in again.',
+  };
+
   it('brings a social or SSO sign-in whose second step can no longer succeed (expired, too many codes, account deactivated) back to the form it started from; a wrong code stays to be tried again', async () => {
     const ends: {
       name: string;
@@ -518,21 +531,8 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
       end: (user: { id: string }, page: Page) => Promise<void>;
       said: string;
     }[] = [
-      {
-        name: 'nora',
-        via: 'social',
-        end: async () => app.clock.advance(5 * 60 * 1000 + 1000),
-        said: 'Your sign-in expired before the code was entered. Sign in again.',
-      },
-      {
-        name: 'otto',
-        via: 'sso',
-        // The account's five codes of five minutes, wrong ones.
-        end: async (_user, page) => {
-          for (let i = 0; i < 4; i++) await sendCode(page, '000000');
-        },
-        said: 'Too many codes were tried for this account. Wait a few minutes, then sign in again.',
-      },
+      { name: 'nora', via: 'social', ...expires },
+      { name: 'otto', via: 'sso', ...codesRunOut },
       {
         name: 'pia',
         via: 'social',
@@ -603,18 +603,8 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
 
   it('ends the password form’s second step the same way: a challenge that can no longer succeed comes back beside the password form, the email filled in', async () => {
     const ends: { name: string; end: (user: { id: string }, page: Page) => Promise<void>; said: string }[] = [
-      {
-        name: 'rosa',
-        end: async () => app.clock.advance(5 * 60 * 1000 + 1000),
-        said: 'Your sign-in expired before the code was entered. Sign in again.',
-      },
-      {
-        name: 'saul',
-        end: async (_user, page) => {
-          for (let i = 0; i < 4; i++) await sendCode(page, '000000');
-        },
-        said: 'Too many codes were tried for this account. Wait a few minutes, then sign in again.',
-      },
+      { name: 'rosa', ...expires },
+      { name: 'saul', ...codesRunOut },
       {
         name: 'tess',
         end: async (user) => {

@@ -32,7 +32,7 @@ function refreshAccessToken(): Promise<string | null> {
         return tokens.access_token;
       },
       (error: unknown) => {
-        if (error instanceof TRPCClientError && error.data) tokenStore.clear(true);
+        if (error instanceof TRPCClientError && error.data) tokenStore.refused();
         throw error;
       },
     )
@@ -72,7 +72,7 @@ const authLink: TRPCLink<AppRouter> =
                   send(true);
                   return;
                 }
-                if (appCodeOf(error) === 'INVALID_TOKEN' || appCodeOf(error) === 'UNAUTHORIZED') tokenStore.clear(true);
+                if (appCodeOf(error) === 'INVALID_TOKEN' || appCodeOf(error) === 'UNAUTHORIZED') tokenStore.refused();
                 observer.error(error);
               },
               complete: () => observer.complete(),

@@ -20,6 +20,16 @@ function notify(): void {
   for (const listener of listeners) listener();
 }
 
+function forget(byService: boolean): void {
+  const wasSignedIn = tokenStore.hasSession();
+  access = null;
+  window.sessionStorage.removeItem(REFRESH_KEY);
+  if (wasSignedIn) {
+    endedByService = byService;
+    notify();
+  }
+}
+
 export const tokenStore = {
   /** The access token while it has more than a few seconds to live, else null. */
   accessToken(): string | null {
@@ -47,13 +57,14 @@ export const tokenStore = {
     access = null;
   },
 
-  /** Forget the session: the person signed out, or (`byService`) the service refused its tokens. */
-  clear(byService = false): void {
-    const wasSignedIn = this.hasSession();
-    access = null;
-    window.sessionStorage.removeItem(REFRESH_KEY);
-    if (wasSignedIn) endedByService = byService;
-    if (wasSignedIn) notify();
+  /** Forget the session: the person signed out. */
+  clear(): void {
+    forget(false);
+  },
+
+  /** Forget the session the service refused the tokens of (revoked elsewhere, expired): /login says so. */
+  refused(): void {
+    forget(true);
   },
 
   /** Whether the session this tab had was ended by the service rather than signed out here (what /login says). */
