@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
 import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
-import { signIn } from '../helpers/auth.ts';
+import { signIn, someIp } from '../helpers/auth.ts';
 import { call } from '../helpers/http.ts';
 import { startTestIdp, type TestIdp } from '../helpers/test-idp.ts';
 import { TotpDevice } from './totp-device.ts';
@@ -75,7 +75,6 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
     await app?.close();
   });
 
-  let tabs = 0;
   /**
    * A fresh tab (its own dashboard session) at the sign-in page, the IdP's session forgotten. Each tab
    * comes from its own client address (X-Forwarded-For, trusted from loopback), so the file's sign-ins
@@ -84,8 +83,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('social and SSO sign-in fr
   async function signInPage(): Promise<Page> {
     await chromium.context.clearCookies();
     const page = await chromium.newPage();
-    tabs += 1;
-    await page.setExtraHTTPHeaders({ 'x-forwarded-for': `198.51.100.${tabs}` });
+    await page.setExtraHTTPHeaders({ 'x-forwarded-for': someIp() });
     await page.goto(`${base}/login?workspace=${workspaceId}`);
     // Plain http at a host other than localhost: no secure context, so no crypto.subtle.
     expect(await page.evaluate(() => [window.isSecureContext, typeof crypto.subtle])).toEqual([false, 'undefined']);
