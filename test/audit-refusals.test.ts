@@ -186,6 +186,66 @@ describe('refused management writes', () => {
     }
   });
 
+  it('names the target its body holds when its path names none, as its successes do', async () => {
+    const other = await createWorkspace(app);
+    const user = (
+      await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email: uniqueEmail('body-target'), password: PASSWORD } })
+    ).body.data.id as string;
+    const org = (await call(app, 'POST', '/api/v1/organizations', { token: ws.apiKey, body: { name: `Body ${uniqueEmail()}` } })).body.data
+      .id as string;
+    const cases = [
+      ['role.assign', { type: 'user', id: user }, 403, ['POST', '/api/v1/roles/assign', viewer.token, { user_id: user, role_id: 'admin' }]],
+      [
+        'role.revoke',
+        { type: 'user', id: user },
+        403,
+        ['POST', '/api/v1/roles/revoke', viewer.token, { user_id: user, role_id: 'member' }],
+      ],
+      [
+        'role.revoke',
+        { type: 'user', id: ws.owner.id },
+        409,
+        ['POST', '/api/v1/roles/revoke', ws.apiKey, { user_id: ws.owner.id, role_id: 'owner' }],
+      ],
+      [
+        'role.assign',
+        { type: 'user', id: user },
+        404,
+        ['POST', '/api/v1/roles/assign', ws.apiKey, { user_id: user, role_id: 'rol_nothing' }],
+      ],
+      // Another workspace's user, an unknown and a malformed id name nothing.
+      ['role.assign', null, 404, ['POST', '/api/v1/roles/assign', ws.apiKey, { user_id: other.owner.id, role_id: 'admin' }]],
+      [
+        'role.assign',
+        null,
+        404,
+        ['POST', '/api/v1/roles/assign', ws.apiKey, { user_id: 'usr_00000000000000000000000000', role_id: 'admin' }],
+      ],
+      ['role.assign', null, 404, ['POST', '/api/v1/roles/assign', ws.apiKey, { user_id: `usr_${'x'.repeat(300)}`, role_id: 'admin' }]],
+      [
+        'organization.portal_link',
+        { type: 'organization', id: org },
+        403,
+        ['POST', '/api/v1/organizations/portal-link', viewer.token, { organization_id: org }],
+      ],
+      // By the id's alias too.
+      [
+        'organization.portal_link',
+        { type: 'organization', id: org },
+        403,
+        ['POST', '/api/v1/organizations/portal-link', viewer.token, { organization: org }],
+      ],
+    ] as const;
+    for (const [type, target, status, [method, path, token, body]] of cases) {
+      const res = await call(app, method, path, { token, body });
+      expect(res.status, `${type} ${status}`).toBe(status);
+      const row = (await failures(type)).find((e) => e.request_id === res.headers.get('x-request-id'));
+      expect(row, `${type} ${status} ${JSON.stringify(body).slice(0, 60)}`).toMatchObject({ target, details: { status } });
+    }
+    const log = await call(app, 'GET', '/api/v1/audit/events/?per_page=100', { token: ws.apiKey });
+    expect(JSON.stringify(log.body.data)).not.toContain(other.owner.id);
+  });
+
   it('names no target for an id of another workspace, an unknown or a malformed one: the log holds only its own ids', async () => {
     const other = await createWorkspace(app);
     const theirs = (

@@ -15,7 +15,7 @@ type TargetLookup = { type: string; sql: string } | { type: string; names: reado
 const own = (table: string, column = 'id') => `select id from ${table} where workspace_id = ? and ${column} = ?`;
 
 /** Keyed by the path's collection: what comes between `/api/v1/` and its first `{parameter}`. */
-const LOOKUPS: Record<string, TargetLookup> = {
+const LOOKUPS = {
   users: { type: 'user', sql: own('users') },
   roles: { type: 'role', sql: 'select id from roles where workspace_id = ? and ? in (id, key)' },
   groups: { type: 'group', sql: own('groups') },
@@ -35,14 +35,26 @@ const LOOKUPS: Record<string, TargetLookup> = {
   'api-keys': { type: 'api_key', sql: own('api_keys') },
   'mfa/factors': { type: 'factor', sql: own('mfa_factors') },
   'auth/sessions': { type: 'session', sql: own('sessions') },
-};
+} satisfies Record<string, TargetLookup>;
+
+/** A collection whose resources a refusal can name. */
+export type TargetCollection = keyof typeof LOOKUPS;
+
+/**
+ * Where a call's input names its target: a collection, and the input members (the canonical one,
+ * then its aliases) that hold the resource's id or key.
+ */
+export interface TargetSource {
+  collection: string;
+  members: readonly string[];
+}
 
 const PATH = /^\/api\/v1\/([a-z/-]+?)\/\{(\w+)\}/;
 
 /** The collection and parameter of a REST path that names a resource (`/api/v1/users/{id}` → `users`, `id`). */
-export function namedResource(template: string | undefined): { collection: string; param: string } | undefined {
+export function namedResource(template: string | undefined): TargetSource | undefined {
   const match = template ? PATH.exec(template) : null;
-  return match?.[1] && match[2] ? { collection: match[1], param: match[2] } : undefined;
+  return match?.[1] && match[2] ? { collection: match[1], members: [match[2]] } : undefined;
 }
 
 /** Whether refusals of calls on this path can name their target (a test keeps every such path listed). */
@@ -55,22 +67,24 @@ export function knowsTargetsOf(template: string): boolean {
 const ID = /^[A-Za-z0-9_.:-]{1,100}$/;
 
 /**
- * The target of a refused call, from the id its REST path holds (on every door: tRPC and GraphQL send
- * the same input member). Only a resource of the caller's workspace is named: an id of another
- * workspace, an unknown or a malformed one leaves the row without a target, as it always did, so the
- * log holds no other workspace's id and tells nothing of what exists elsewhere. A name of a fixed
- * vocabulary (an email template's key, a sign-in provider) is recorded when it is one of them.
+ * The target of a refused call, from the id its REST path holds or, for a call whose path names none
+ * (`/roles/assign`), the body member its successes name (`source`, from meta `targetInBody`): on every
+ * door, as tRPC and GraphQL send the same input member. Only a resource of the caller's workspace is
+ * named: an id of another workspace, an unknown or a malformed one leaves the row without a target, as
+ * it always did, so the log holds no other workspace's id and tells nothing of what exists elsewhere.
+ * A name of a fixed vocabulary (an email template's key, a sign-in provider) is recorded when it is
+ * one of them.
  */
 export async function refusedTarget(
   em: EntityManager,
   workspaceId: string,
-  template: string | undefined,
+  source: TargetSource,
   rawInput: unknown,
 ): Promise<AuditTarget | undefined> {
-  const named = namedResource(template);
-  const lookup = named ? LOOKUPS[named.collection] : undefined;
-  if (!named || !lookup || typeof rawInput !== 'object' || rawInput === null) return undefined;
-  const value = (rawInput as Record<string, unknown>)[named.param];
+  const lookup: TargetLookup | undefined = (LOOKUPS as Record<string, TargetLookup>)[source.collection];
+  if (!lookup || typeof rawInput !== 'object' || rawInput === null) return undefined;
+  const input = rawInput as Record<string, unknown>;
+  const value = source.members.map((member) => input[member]).find((held) => held !== undefined && held !== null);
   if (typeof value !== 'string' || !ID.test(value)) return undefined;
   if ('names' in lookup) return lookup.names.includes(value) ? { type: lookup.type, id: value } : undefined;
   const [row] = await em.getConnection().execute<{ id: string }[]>(lookup.sql, [workspaceId, value]);

@@ -5,7 +5,7 @@ import type { AppErrorCode, FieldProblem } from './errors.ts';
 import { UnstorableTextError, unstorableMembers } from './storable-text.ts';
 import { auditScope } from './audit-scope.ts';
 import { recordAudit } from './audit.ts';
-import { namedResource, refusedTarget } from './refused-targets.ts';
+import { namedResource, refusedTarget, type TargetCollection, type TargetSource } from './refused-targets.ts';
 import { AppError } from './errors.ts';
 import { abortedByConcurrency, toAppError } from './error-normalize.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
@@ -56,6 +56,12 @@ export type Meta = OpenApiMeta<{
    * an unknown one is, 404 (core/path-ids.ts). A missing one, or one that is not a string, stays 400.
    */
   bodyIds?: readonly string[];
+  /**
+   * For an audited call whose REST path names no resource (`/roles/assign`): the body members (the
+   * canonical name first, then its aliases) naming the target its successes record, and of which
+   * collection, so that its refusals name it too (core/refused-targets.ts).
+   */
+  targetInBody?: { collection: TargetCollection; members: readonly string[] };
   tenantHeader?: true;
   audit?: string;
   conflict?: string;
@@ -231,21 +237,23 @@ interface Scoped {
 /** A call that names its `audit` type: what the failure row of its refusal is made of. */
 interface Audited {
   eventType: string;
-  /** The REST path, whose first parameter names the call's target (`/api/v1/users/{id}`). */
-  path: string | undefined;
+  /** Where the input names the call's target: its REST path's first parameter (`/api/v1/users/{id}`), or meta `targetInBody`. */
+  target: TargetSource | undefined;
   getRawInput: () => Promise<unknown>;
 }
 
 /** The call's `audit` type (a write's, or an audited read's such as `vault.reveal`), when it names one. */
 function auditedCall(meta: Meta | undefined, getRawInput: () => Promise<unknown>): Audited | undefined {
-  return meta?.audit ? { eventType: meta.audit, path: meta.openapi?.path, getRawInput } : undefined;
+  if (!meta?.audit) return undefined;
+  return { eventType: meta.audit, target: namedResource(meta.openapi?.path) ?? meta.targetInBody, getRawInput };
 }
 
 /**
  * A call that was refused (403, 404, 409, an invalid body) rolled back everything it did, its audit
  * row too; this records the attempt on its own: a `failure` row of the call's `audit` type, with the
  * refusal's code. Its target is the resource the call's REST path names by its first parameter
- * (`PATCH /api/v1/users/{id}` → the user), when that is one of the caller's workspace
+ * (`PATCH /api/v1/users/{id}` → the user), or its body does (meta `targetInBody`: `/roles/assign`'s
+ * `user_id`), when that is one of the caller's workspace
  * (core/refused-targets.ts): an id of another workspace, an unknown or malformed one names none.
  * Errors that keep their changes wrote their own rows; 429 and 5xx are not the caller's attempt being
  * judged.
@@ -254,10 +262,10 @@ async function recordRefusal(ctx: Context, scoped: Scoped, audited: Audited, err
   const { appError } = toAppError(error);
   if (appError.keepChanges || appError.status >= 500 || appError.appCode === 'RATE_LIMITED') return;
   const em = ctx.em.fork();
-  const named = namedResource(audited.path) !== undefined;
+  const source = audited.target;
   // An input that cannot be read names no target; the refusal is recorded all the same.
-  const rawInput = named ? await audited.getRawInput().catch(() => undefined) : undefined;
-  const target = named ? await refusedTarget(em, scoped.workspaceId, audited.path, rawInput) : undefined;
+  const rawInput = source ? await audited.getRawInput().catch(() => undefined) : undefined;
+  const target = source ? await refusedTarget(em, scoped.workspaceId, source, rawInput) : undefined;
   recordAudit(
     { ...auditScope({ ...ctx, ...scoped }), em },
     { eventType: audited.eventType, outcome: 'failure', target, details: { reason: appError.appCode, status: appError.status } },

@@ -61,6 +61,7 @@ export const organizationsRouter = router({
       successStatus: 201,
       audit: 'organization.portal_link',
       bodyIds: ['organization_id', 'organization'],
+      targetInBody: { collection: 'organizations', members: ['organization_id', 'organization'] },
     })
     .input(portalLinkInput)
     .output(portalLinkOutput)

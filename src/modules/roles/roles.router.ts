@@ -98,6 +98,7 @@ export const rolesRouter = router({
       mayCreate: true,
       audit: 'role.assign',
       bodyIds: ['user_id', 'role_id'],
+      targetInBody: { collection: 'users', members: ['user_id'] },
       conflict: 'The last owner cannot be given an end date',
     })
     .input(assignInput)
@@ -113,6 +114,7 @@ export const rolesRouter = router({
       openapi: { method: 'POST', path: '/api/v1/roles/revoke', tags, summary: 'Take a role away', protect: true },
       audit: 'role.revoke',
       bodyIds: ['user_id', 'role_id'],
+      targetInBody: { collection: 'users', members: ['user_id'] },
       conflict: 'The last owner cannot be removed',
     })
     .input(revokeInput)
