@@ -9,6 +9,8 @@ import { linkTokenIn, MailSink } from './helpers/mail-sink.ts';
 import { metricValue, scrapeMetrics } from './helpers/metrics.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 import { authenticatorOf, codeAt } from './helpers/authenticator.ts';
+import { newId } from '../src/core/ids.ts';
+import { newSecret, sha256 } from '../src/core/secrets.ts';
 
 /**
  * A mutation PostgreSQL aborts for a serialization failure (40001) or a deadlock (40P01) is run again,
@@ -274,6 +276,9 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     expect([sixth.status, sixth.body.error?.code]).toEqual([429, 'RATE_LIMITED']);
   });
 
+  /** How many sign-ins `/metrics` has counted a success. */
+  const successes = async () => metricValue(await scrapeMetrics(app, METRICS_TOKEN), 'sign_in_attempts_total{outcome="success"}');
+
   /**
    * An invitation's acceptance signs the invitee in (auth/sign-in.ts `signInVerifiedUser`), and the
    * sign-in's outcome is counted for `/metrics` (`sign_in_attempts_total`, in process memory). A run
@@ -281,7 +286,6 @@ describe('a mutation PostgreSQL keeps aborting', () => {
    * success, the one answered 503 after its third counts none.
    */
   it('counts an invitee’s sign-in once for /metrics when the acceptance is run again, and not at all when it is given up', async () => {
-    const successes = async () => metricValue(await scrapeMetrics(app, METRICS_TOKEN), 'sign_in_attempts_total{outcome="success"}');
     const invited = async (label: string) => {
       const email = uniqueEmail(label);
       expect((await call(app, 'POST', '/api/v1/invitations', { token: ws.apiKey, body: { email } })).status).toBe(201);
@@ -306,6 +310,46 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     const unavailable = await accept(givenUp.token);
     expect(await givenUpRuns()).toBe(3);
     expect([unavailable.status, unavailable.body.error?.code]).toEqual([503, 'UNAVAILABLE']);
+    expect(await successes()).toBe(before + 1);
+  });
+
+  /**
+   * The one-time code of a social or SSO sign-in, swapped at `POST /api/v1/auth/oauth/exchange`, signs
+   * its user in the same way. The code is the callback's (a row as sso/external-sign-in.ts records it);
+   * the session the exchange starts is aborted at its first commit.
+   */
+  it('counts an exchanged sign-in code once for /metrics when the exchange is run again', async () => {
+    const email = uniqueEmail('exchange-retried');
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'correct horse battery' } });
+    expect(created.status).toBe(201);
+    const userId = created.body.data.id as string;
+    const code = newSecret('');
+    const now = app.clock.now();
+    await sql(
+      `insert into external_sign_ins (id, workspace_id, kind, source, state_hash, flow_sealed, redirect_uri, expires_at,
+                                      called_back_at, user_id, code_hash, code_expires_at, created_at)
+       values (?, ?, 'social', 'github', ?, ?, 'https://app.example.com/cb', ?, ?, ?, ?, ?, ?)`,
+      [
+        newId('xsi'),
+        ws.id,
+        sha256(newSecret('')),
+        app.deps.box.seal(JSON.stringify({ source: 'github' })),
+        new Date(now.getTime() + 60_000),
+        now,
+        userId,
+        sha256(code),
+        new Date(now.getTime() + 60_000),
+        now,
+      ],
+    );
+    const before = await successes();
+    const runs = await abortCommits(userId, 1);
+    const exchanged = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code },
+      headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp() },
+    });
+    expect(await runs()).toBe(2);
+    expect([exchanged.status, typeof exchanged.body.data?.access_token]).toEqual([200, 'string']);
     expect(await successes()).toBe(before + 1);
   });
 });
