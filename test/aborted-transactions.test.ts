@@ -3,10 +3,14 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { ormOptions } from '../src/db/orm-config.ts';
 import { testDatabaseUrl } from './helpers/database.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { login, signIn } from './helpers/auth.ts';
+import { login, signIn, someIp } from './helpers/auth.ts';
 import { call, graphql, trpc, type ApiResponse } from './helpers/http.ts';
+import { linkTokenIn, MailSink } from './helpers/mail-sink.ts';
+import { metricValue, scrapeMetrics } from './helpers/metrics.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 import { authenticatorOf, codeAt } from './helpers/authenticator.ts';
+import { newId } from '../src/core/ids.ts';
+import { newSecret, sha256 } from '../src/core/secrets.ts';
 
 /**
  * A mutation PostgreSQL aborts for a serialization failure (40001) or a deadlock (40P01) is run again,
@@ -16,6 +20,8 @@ import { authenticatorOf, codeAt } from './helpers/authenticator.ts';
  * counts with a sequence of its own, which a rollback does not undo.
  */
 /** The tables whose inserts the test may abort, and the column that marks the row. */
+const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
+
 const MARKED = [
   ['invitations', 'email'],
   ['users', 'email'],
@@ -26,6 +32,7 @@ describe('a mutation PostgreSQL keeps aborting', () => {
   let app: TestApp;
   let ws: TestWorkspace;
   let sequences = 0;
+  const mail = new MailSink();
   /** The mailer kicks the handlers asked for (`ctx.afterCommit`), in order. */
   const kicks: string[] = [];
 
@@ -34,7 +41,7 @@ describe('a mutation PostgreSQL keeps aborting', () => {
   const count = async (text: string, params: unknown[] = []) => Number(((await sql(text, params)) as { n: number }[])[0]?.n);
 
   beforeAll(async () => {
-    app = await startTestApp();
+    app = await startTestApp({ SMTP_URL: await mail.start(), METRICS_TOKEN });
     ws = await createWorkspace(app);
     await sql(`create table test_aborted_commits (marker text primary key, times int not null, seq text not null)`);
     await sql(`create function test_abort_commit() returns trigger language plpgsql as $$
@@ -62,6 +69,7 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     await sql('drop function test_abort_commit()');
     await sql('drop table test_aborted_commits');
     await app.close();
+    await mail.stop();
   });
 
   /** The commits of the first `times` inserts of a row marked `marker` are aborted with 40001. */
@@ -266,5 +274,82 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     expect(refusals).toEqual(['INVALID_CODE', 'INVALID_CODE', 'INVALID_CODE', 'INVALID_CODE']);
     const sixth = await verify(second.mfa_token, wrong);
     expect([sixth.status, sixth.body.error?.code]).toEqual([429, 'RATE_LIMITED']);
+  });
+
+  /** How many sign-ins `/metrics` has counted a success. */
+  const successes = async () => metricValue(await scrapeMetrics(app, METRICS_TOKEN), 'sign_in_attempts_total{outcome="success"}');
+
+  /**
+   * An invitation's acceptance signs the invitee in (auth/sign-in.ts `signInVerifiedUser`), and the
+   * sign-in's outcome is counted for `/metrics` (`sign_in_attempts_total`, in process memory). A run
+   * PostgreSQL aborted signed nobody in: the acceptance whose first commit is aborted counts one
+   * success, the one answered 503 after its third counts none.
+   */
+  it('counts an invitee’s sign-in once for /metrics when the acceptance is run again, and not at all when it is given up', async () => {
+    const invited = async (label: string) => {
+      const email = uniqueEmail(label);
+      expect((await call(app, 'POST', '/api/v1/invitations', { token: ws.apiKey, body: { email } })).status).toBe(201);
+      return { email, token: linkTokenIn(await mail.waitFor(email), 'accept-invitation').token };
+    };
+    const accept = (token: string) =>
+      call(app, 'POST', '/api/v1/invitations/accept', {
+        body: { token, password: 'invited passphrase' },
+        headers: { 'x-forwarded-for': someIp() },
+      });
+    const retried = await invited('accept-retried');
+    const givenUp = await invited('accept-given-up');
+    const before = await successes();
+
+    const runs = await abortCommits(retried.email, 1);
+    const accepted = await accept(retried.token);
+    expect(await runs()).toBe(2);
+    expect([accepted.status, typeof accepted.body.data?.access_token]).toEqual([200, 'string']);
+    expect(await successes()).toBe(before + 1);
+
+    const givenUpRuns = await abortCommits(givenUp.email, 3);
+    const unavailable = await accept(givenUp.token);
+    expect(await givenUpRuns()).toBe(3);
+    expect([unavailable.status, unavailable.body.error?.code]).toEqual([503, 'UNAVAILABLE']);
+    expect(await successes()).toBe(before + 1);
+  });
+
+  /**
+   * The one-time code of a social or SSO sign-in, swapped at `POST /api/v1/auth/oauth/exchange`, signs
+   * its user in the same way. The code is the callback's (a row as sso/external-sign-in.ts records it);
+   * the session the exchange starts is aborted at its first commit.
+   */
+  it('counts an exchanged sign-in code once for /metrics when the exchange is run again', async () => {
+    const email = uniqueEmail('exchange-retried');
+    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'correct horse battery' } });
+    expect(created.status).toBe(201);
+    const userId = created.body.data.id as string;
+    const code = newSecret('');
+    const now = app.clock.now();
+    await sql(
+      `insert into external_sign_ins (id, workspace_id, kind, source, state_hash, flow_sealed, redirect_uri, expires_at,
+                                      called_back_at, user_id, code_hash, code_expires_at, created_at)
+       values (?, ?, 'social', 'github', ?, ?, 'https://app.example.com/cb', ?, ?, ?, ?, ?, ?)`,
+      [
+        newId('xsi'),
+        ws.id,
+        sha256(newSecret('')),
+        app.deps.box.seal(JSON.stringify({ source: 'github' })),
+        new Date(now.getTime() + 60_000),
+        now,
+        userId,
+        sha256(code),
+        new Date(now.getTime() + 60_000),
+        now,
+      ],
+    );
+    const before = await successes();
+    const runs = await abortCommits(userId, 1);
+    const exchanged = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
+      body: { code },
+      headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp() },
+    });
+    expect(await runs()).toBe(2);
+    expect([exchanged.status, typeof exchanged.body.data?.access_token]).toEqual([200, 'string']);
+    expect(await successes()).toBe(before + 1);
   });
 });

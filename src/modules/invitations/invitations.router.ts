@@ -97,6 +97,6 @@ export const invitationsRouter = router({
     .output(tokensOutput)
     .mutation(({ ctx, input }) => {
       assertPasswordAllowed(ctx.deps.config, input.password, 'password');
-      return acceptInvitation(ctx.deps, ctx.em, input, originOf(ctx));
+      return acceptInvitation(ctx.deps, ctx.em, input, originOf(ctx), ctx.afterCommit);
     }),
 });

@@ -240,6 +240,7 @@ export async function acceptInvitation(
   em: EntityManager,
   input: { token: string; password: string; name?: string },
   origin: Origin,
+  afterCommit: (() => void)[],
 ) {
   const now = deps.clock.now();
   const tokenHash = sha256(input.token);
@@ -289,7 +290,12 @@ export async function acceptInvitation(
   await em.flush();
   // Accepting signs the invitee in, so the stages after the password run as for any sign-in (a
   // post-login action may deny it or add claims; a refusal keeps the account, as a sign-in would).
-  const result = await signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: user.id, method: 'invitation', origin });
+  const result = await signInVerifiedUser(
+    deps,
+    em,
+    { workspaceId: row.workspace_id, userId: user.id, method: 'invitation', origin },
+    afterCommit,
+  );
   // An account made a moment ago has no verified factor, so nothing can answer it with a challenge.
   if (result.kind === 'challenge') throw new AppError('INTERNAL', 'A new account was asked for a second factor it cannot have');
   return result.tokens;

@@ -386,6 +386,7 @@ export async function exchangeCode(
   input: { code: string; codeVerifier?: string },
   origin: Origin,
   namedWorkspaceId: string | null,
+  afterCommit: (() => void)[],
 ): Promise<SignInResult> {
   const now = deps.clock.now();
   // A code presented with another workspace's X-Tenant-ID names nothing there, and is not consumed.
@@ -416,7 +417,7 @@ export async function exchangeCode(
     }
   }
   em.setFilterParams(TENANT_FILTER, { workspaceId: row.workspace_id });
-  return signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: row.user_id, method: row.kind, origin });
+  return signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: row.user_id, method: row.kind, origin }, afterCommit);
 }
 
 /**

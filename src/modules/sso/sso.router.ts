@@ -97,6 +97,7 @@ export const ssoRouter = router({
         { code: input.code, codeVerifier: input.code_verifier },
         originOf(ctx),
         namedWorkspace(ctx),
+        ctx.afterCommit,
       );
       return result.kind === 'tokens' ? result.tokens : result.challenge;
     }),
