@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { inflateRawSync } from 'node:zlib';
 import { decodeProtectedHeader } from 'jose';
 import * as oidc from 'openid-client';
@@ -22,6 +23,7 @@ import {
 } from './harness.ts';
 
 const CALLBACK = 'https://rp.example.com/auth/callback';
+const run = promisify(execFile);
 
 interface Page {
   status: number;
@@ -513,15 +515,22 @@ describe('multi-step flows alternating between two instances', () => {
     expect(exchanges.filter((e) => e.status === 400 && e.body.error === 'invalid_grant')).toHaveLength(7);
   });
 
-  /** `npm run cli -- …` against the instances' database, as an operator runs it beside them: its JSON answer. */
-  function cli(...args: string[]): Record<string, unknown> {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  /**
+   * `npm run cli -- …` against the instances' database, as an operator runs it beside them: its JSON
+   * answer. Not spawnSync: while it blocked this process's event loop for the seconds the CLI takes,
+   * an instance could close an idle keep-alive connection to it unseen, and the next request sent on
+   * that connection failed with `other side closed`.
+   */
+  async function cli(...args: string[]): Promise<Record<string, unknown>> {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'test', DATABASE_URL: pg.url, VAULT_MASTER_KEY: MASTER_KEY },
+    }).catch((error: unknown) => {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      throw new Error(`cli ${args.join(' ')} exited ${String(failed.code)}:\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}`);
     });
-    if (result.status !== 0) throw new Error(`cli ${args.join(' ')} exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
+    return JSON.parse(stdout) as Record<string, unknown>;
   }
 
   const publishedKids = async (app: AppProcess) =>
@@ -537,10 +546,10 @@ describe('multi-step flows alternating between two instances', () => {
     // Both instances have checked the token's signature and remember it.
     for (const app of [b, a]) expect((await sessionsCall(app.url, before.access)).status).toBe(200);
 
-    const rotated = cli('keys', 'rotate').kid as string;
+    const rotated = (await cli('keys', 'rotate')).kid as string;
     for (const app of [b, a]) expect(await publishedKids(app)).toEqual(expect.arrayContaining([leaked, rotated]));
 
-    expect(cli('keys', 'revoke', leaked)).toMatchObject({ kid: leaked, signing_kid: rotated });
+    expect(await cli('keys', 'revoke', leaked)).toMatchObject({ kid: leaked, signing_kid: rotated });
     // Neither instance has checked a token since: each signs its next token with the rotation's key.
     const after = [await signedIn(b.url, tenant, user.email), await signedIn(a.url, tenant, user.email)];
     expect(after.map((tokens) => decodeProtectedHeader(tokens.access).kid)).toEqual([rotated, rotated]);
