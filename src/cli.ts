@@ -58,8 +58,8 @@ function listed(key: KeyListing): Record<string, unknown> {
   };
 }
 
-const REVOKED_NOTE = `Running servers stop publishing the key, accepting access tokens it signed and signing with it at once; an
-id_token key stops signing id_tokens and checking id_token_hints within 5 seconds; no restart is needed.
+const REVOKED_NOTE = `Running servers stop publishing the key, accepting access tokens it signed, signing with it and accepting it in
+an id_token_hint at once; no restart is needed.
 APIs and relying parties that cached the JWKS may keep the revoked key up to a minute (its max-age), and refuse
 tokens of a fresh key until they fetch the JWKS again.
 `;

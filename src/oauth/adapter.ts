@@ -5,6 +5,7 @@ import { isId, newId } from '../core/ids.ts';
 import { DAY } from '../core/clock.ts';
 import { sweepOf } from '../core/sweeper.ts';
 import { isStorableText } from '../core/storable-text.ts';
+import type { SigningKeys } from '../modules/auth/signing-keys.ts';
 import { clientMetadata, type ApplicationRow } from './clients.ts';
 
 /*
@@ -114,10 +115,22 @@ function grantEndReason(): string {
   }
 }
 
+/**
+ * An application as a client, with how many signing keys are revoked: oidc-provider finds the client
+ * before it signs an id_token (the token endpoint authenticates it first) or checks an `id_token_hint`
+ * (authorization, end-session), so an instance whose loaded keys differ reloads them first, and no
+ * instance signs with a key revoked elsewhere (the CLI), without a query of its own.
+ */
 const CLIENT: Statement = {
   name: 'oidc_client',
-  text: 'select id, workspace_id, name, type, redirect_uris, post_logout_redirect_uris, secret_hash from applications where id = $1',
+  text: `select id, workspace_id, name, type, redirect_uris, post_logout_redirect_uris, secret_hash,
+                (select count(*)::int from signing_keys where revoked_at is not null) as revoked_keys
+           from applications where id = $1`,
 };
+
+interface ClientRow extends ApplicationRow {
+  revoked_keys: number;
+}
 
 interface PayloadRow {
   payload: AdapterPayload;
@@ -140,6 +153,7 @@ function now(): string {
 export class PostgresAdapter implements Adapter {
   constructor(
     private readonly orm: MikroORM,
+    private readonly keys: Pick<SigningKeys, 'catchUpWithRevocations'>,
     private readonly kind: string,
   ) {}
 
@@ -202,11 +216,16 @@ export class PostgresAdapter implements Adapter {
     await runStatement(this.orm, REVOKE_BY_GRANT, [this.kind, grantId]);
   }
 
-  /** Clients are the applications table: read on every use, so a rotated secret or a deletion acts at once. */
+  /**
+   * Clients are the applications table: read on every use, so a rotated secret or a deletion acts at
+   * once; the same statement tells a key revoked elsewhere before anything is signed or checked.
+   */
   private async findClient(id: string): Promise<AdapterPayload | undefined> {
     if (!isId('app', id)) return undefined;
-    const [row] = await runStatement<ApplicationRow>(this.orm, CLIENT, [id]);
-    return row ? clientMetadata(row) : undefined;
+    const [row] = await runStatement<ClientRow>(this.orm, CLIENT, [id]);
+    if (!row) return undefined;
+    await this.keys.catchUpWithRevocations(row.revoked_keys);
+    return clientMetadata(row);
   }
 }
 

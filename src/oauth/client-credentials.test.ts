@@ -75,7 +75,8 @@ describe('client credentials with openid-client', () => {
     for (const auth of [oidc.ClientSecretBasic(backend.secret), oidc.ClientSecretPost(backend.secret)]) {
       const config = await client(backend.id, auth);
       const tokens = await oidc.clientCredentialsGrant(config);
-      expect(tokens.access_token).toBeTruthy();
+      // Opaque, not a JWS: signed with no key, so a revoked key leaves these tokens alone.
+      expect(tokens.access_token).toMatch(/^[\w-]{43}$/);
       expect(tokens.token_type.toLowerCase()).toBe('bearer');
       expect(tokens.expires_in).toBe(app.deps.config.ACCESS_TOKEN_TTL);
       expect(tokens.refresh_token).toBeUndefined();

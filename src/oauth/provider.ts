@@ -205,7 +205,7 @@ export async function createOAuthServer(deps: OAuthServerDeps): Promise<OAuthSer
   const { config, orm, log } = deps;
   const findAccount = accountFinder(orm);
   const configuration: Configuration = {
-    adapter: (name: string) => new PostgresAdapter(orm, name),
+    adapter: (name: string) => new PostgresAdapter(orm, deps.keys, name),
     findAccount,
     // Read from the reloaded key set on every use, so a rotation needs no restart (oauth/id-token-keys.ts).
     jwks: { keys: idTokenKeySlots(deps.keys) },

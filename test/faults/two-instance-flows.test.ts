@@ -1,6 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { inflateRawSync } from 'node:zlib';
-import { decodeProtectedHeader } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureKey, idpMetadataXml, samlResponseXml, signSamlXml, toBase64 } from '../helpers/saml.ts';
@@ -22,6 +23,7 @@ import {
 } from './harness.ts';
 
 const CALLBACK = 'https://rp.example.com/auth/callback';
+const run = promisify(execFile);
 
 interface Page {
   status: number;
@@ -513,15 +515,22 @@ describe('multi-step flows alternating between two instances', () => {
     expect(exchanges.filter((e) => e.status === 400 && e.body.error === 'invalid_grant')).toHaveLength(7);
   });
 
-  /** `npm run cli -- …` against the instances' database, as an operator runs it beside them: its JSON answer. */
-  function cli(...args: string[]): Record<string, unknown> {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  /**
+   * `npm run cli -- …` against the instances' database, as an operator runs it beside them: its JSON
+   * answer. Not spawnSync: while it blocked this process's event loop for the seconds the CLI takes,
+   * an instance could close an idle keep-alive connection to it unseen, and the next request sent on
+   * that connection failed with `other side closed`.
+   */
+  async function cli(...args: string[]): Promise<Record<string, unknown>> {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_ENV: 'test', DATABASE_URL: pg.url, VAULT_MASTER_KEY: MASTER_KEY },
+    }).catch((error: unknown) => {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      throw new Error(`cli ${args.join(' ')} exited ${String(failed.code)}:\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}`);
     });
-    if (result.status !== 0) throw new Error(`cli ${args.join(' ')} exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
-    return JSON.parse(result.stdout) as Record<string, unknown>;
+    return JSON.parse(stdout) as Record<string, unknown>;
   }
 
   const publishedKids = async (app: AppProcess) =>
@@ -537,10 +546,10 @@ describe('multi-step flows alternating between two instances', () => {
     // Both instances have checked the token's signature and remember it.
     for (const app of [b, a]) expect((await sessionsCall(app.url, before.access)).status).toBe(200);
 
-    const rotated = cli('keys', 'rotate').kid as string;
+    const rotated = (await cli('keys', 'rotate')).kid as string;
     for (const app of [b, a]) expect(await publishedKids(app)).toEqual(expect.arrayContaining([leaked, rotated]));
 
-    expect(cli('keys', 'revoke', leaked)).toMatchObject({ kid: leaked, signing_kid: rotated });
+    expect(await cli('keys', 'revoke', leaked)).toMatchObject({ kid: leaked, signing_kid: rotated });
     // Neither instance has checked a token since: each signs its next token with the rotation's key.
     const after = [await signedIn(b.url, tenant, user.email), await signedIn(a.url, tenant, user.email)];
     expect(after.map((tokens) => decodeProtectedHeader(tokens.access).kid)).toEqual([rotated, rotated]);
@@ -549,6 +558,75 @@ describe('multi-step flows alternating between two instances', () => {
       expect([refused.status, errorCode(refused)], `on ${nameOf(app)}`).toEqual([401, 'INVALID_TOKEN']);
       expect(await publishedKids(app)).not.toContain(leaked);
       for (const tokens of after) expect((await sessionsCall(app.url, tokens.access)).status).toBe(200);
+    }
+  });
+
+  it('signs no id_token with an RS256 key revoked from the CLI, on either instance, from the next request on; neither publishes it or takes it in an id_token_hint', async () => {
+    const user = await createUser(a.url, 'idtok');
+    const created = await request(a.url, 'POST', '/api/v1/applications', {
+      token: API_KEY,
+      ip: freshIp(),
+      body: { name: 'Twin Keys', type: 'web', redirect_uris: [CALLBACK] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const clientId = text(created, 'data.id');
+    const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(text(created, 'data.client_secret'))}`).toString('base64')}`;
+    const authorize = new URL('/oauth/authorize', SHARED_BASE_URL);
+    authorize.search = new URLSearchParams({
+      client_id: clientId,
+      redirect_uri: CALLBACK,
+      response_type: 'code',
+      scope: 'openid',
+    }).toString();
+    const codeOf = (page: Page) => new URL(page.location ?? 'http://none/').searchParams.get('code') as string;
+    const exchange = async (app: AppProcess, code: string) => {
+      const res = await fetch(`${app.url}/oauth/token`, {
+        method: 'POST',
+        headers: {
+          ...BALANCER_HEADERS,
+          authorization: basic,
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-forwarded-for': freshIp(),
+        },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }).toString(),
+      });
+      const body = (await res.json()) as { id_token?: string; access_token?: string };
+      expect(res.status, `on ${nameOf(app)}: ${JSON.stringify(body)}`).toBe(200);
+      return body.id_token as string;
+    };
+
+    const browser = new Browser();
+    const login = await browser.go(authorize.href);
+    const first = codeOf(await browser.go(formAction(login.body, 'Sign in'), { email: user.email, password: USER_PASSWORD }));
+    const hint = await exchange(b, first);
+    const leaked = decodeProtectedHeader(hint).kid as string;
+    expect(decodeProtectedHeader(hint).alg).toBe('RS256');
+    // The browser's sign-in gives a second code at once: only its token request is left.
+    const second = codeOf(await browser.go(authorize.href));
+    expect(second).toBeTruthy();
+
+    const revoked = await cli('keys', 'revoke', leaked);
+    expect(revoked).toMatchObject({ kid: leaked, alg: 'RS256' });
+    const fresh = revoked.signing_kid as string;
+    expect(fresh).not.toBe(leaked);
+    // Each instance's 5-second change check may or may not have run since: neither answer may depend on it.
+    const idToken = await exchange(b, second);
+    expect(decodeProtectedHeader(idToken).kid, 'the id_token B signed right after the revocation').toBe(fresh);
+    const logout = await fetch(`${a.url}/oauth/logout?${new URLSearchParams({ id_token_hint: hint })}`, {
+      headers: { ...BALANCER_HEADERS, 'x-forwarded-for': freshIp() },
+    });
+    expect([logout.status, await logout.text()], 'an id_token_hint of the revoked key on A').toEqual([
+      400,
+      expect.stringContaining('could not validate id_token_hint'),
+    ]);
+
+    // A relying party that fetched the JWKS again, from the other instance, checks it.
+    const jwks = (await request(a.url, 'GET', '/.well-known/jwks.json', { ip: freshIp() })).body as JSONWebKeySet;
+    await expect(jwtVerify(idToken, createLocalJWKSet(jwks), { issuer: SHARED_BASE_URL, audience: clientId })).resolves.toBeTruthy();
+    for (const app of [a, b]) {
+      const kids = await publishedKids(app);
+      expect(kids, `on ${nameOf(app)}`).toContain(fresh);
+      expect(kids, `on ${nameOf(app)}`).not.toContain(leaked);
     }
   });
 });

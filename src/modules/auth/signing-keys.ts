@@ -22,8 +22,8 @@ const ACTIVE_REFRESH_MS = 60_000;
 /**
  * How often each instance asks whether the key set changed (one aggregate over the small
  * `signing_keys` table) and reloads when it did: every change reaches every instance within this, with
- * nothing added to any request's path. A revocation is refused sooner, at an access token's check
- * (`catchUpWithRevocations`).
+ * nothing added to any request's path. A revocation is acted on sooner, by the statements that precede
+ * a token's check or signature (`catchUpWithRevocations`).
  */
 const CHANGE_CHECK_MS = 5_000;
 /**
@@ -214,10 +214,9 @@ export class SigningKeys {
   }
 
   /**
-   * Revokes a key (a leaked one): from now on no instance publishes it, accepts its access tokens or
-   * signs an access token with it (`catchUpWithRevocations`); each signs id_tokens and checks id_token
-   * hints with it at most until its next change check (`CHANGE_CHECK_MS`; this one not at all). When it was the key its
-   * algorithm signs with, another signs at once rather than 5 minutes later: a rotation's
+   * Revokes a key (a leaked one): from now on no instance publishes it, accepts its access tokens,
+   * signs an access token or id_token with it or takes it in an `id_token_hint`
+   * (`catchUpWithRevocations`). When it was the key its algorithm signs with, another signs at once rather than 5 minutes later: a rotation's
    * pre-published key, else a fresh key. APIs holding a cached JWKS refuse the fresh key's tokens
    * until they fetch it again, the price of not signing another token with a leaked key. NOT_FOUND
    * for a kid no key has; revoking a key again changes nothing.
@@ -350,10 +349,12 @@ export class SigningKeys {
   /**
    * Catches up with revocations committed elsewhere (the CLI) before a kid is judged or a token signed:
    * `revokedInDatabase` is how many keys the caller's own statement counted as revoked (the session
-   * lookup of core/auth.ts, the session start and refresh of auth/sessions.service.ts), so no query is
-   * added. Another count than the set last loaded reloads the keys, a
+   * lookup of core/auth.ts, the session start and refresh of auth/sessions.service.ts, and the client
+   * lookup oidc-provider makes before it signs an id_token or checks an `id_token_hint`,
+   * oauth/adapter.ts), so no query is added. Another count than the set last loaded reloads the keys, a
    * second time when a reload already under way began before the revocation committed. Without it an
-   * instance accepted a revoked key's tokens until its next change check, up to `CHANGE_CHECK_MS`.
+   * instance accepted a revoked key's tokens, and signed id_tokens with it, until its next change
+   * check, up to `CHANGE_CHECK_MS`.
    */
   async catchUpWithRevocations(revokedInDatabase: number): Promise<void> {
     for (let attempt = 0; attempt < 2 && revokedInDatabase !== this.revoked.size; attempt += 1) await this.refresh();
