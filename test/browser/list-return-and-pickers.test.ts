@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
 import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
+import { login } from '../helpers/auth.ts';
 import { call } from '../helpers/http.ts';
 import { uniqueEmail } from '../helpers/workspace.ts';
 
@@ -20,6 +21,8 @@ describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and 
   let owner: Page;
   let base: string;
   let apiKey: string;
+  let workspaceId: string;
+  const account = { email: uniqueEmail('olivia'), password: 'correct horse battery' };
   const ada = uniqueEmail('ada');
 
   const post = async (path: string, body: Record<string, unknown> = {}) => {
@@ -33,10 +36,10 @@ describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and 
     await ensureWebBuild();
     // The endpoints point at this machine (nothing listens there; their deliveries fail, which is fine).
     app = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
-    const account = { email: uniqueEmail('olivia'), password: 'correct horse battery' };
     const res = await call(app, 'POST', '/platform/v1/workspaces', { token: PLATFORM_TOKEN, body: { name: 'Acme Corp', owner: account } });
     expect(res.status).toBe(201);
     apiKey = res.body.data.api_key;
+    workspaceId = res.body.data.workspace.id;
     base = `${app.url}/dashboard`;
 
     const adaId = (await post('/api/v1/users', { email: ada, password: 'a long passphrase' })).id;
@@ -61,7 +64,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and 
 
     chromium = await launchChromium();
     owner = await chromium.newPage();
-    await owner.goto(`${app.url}/login?workspace=${res.body.data.workspace.id}`);
+    await owner.goto(`${app.url}/login?workspace=${workspaceId}`);
     await owner.getByLabel('Email', { exact: true }).fill(account.email);
     await owner.getByLabel('Password', { exact: true }).fill(account.password);
     await owner.getByRole('button', { name: 'Sign in', exact: true }).click();
@@ -173,6 +176,27 @@ describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and 
     await owner.goto(`${base}/roles?page=7`);
     await pagesOf('roles').getByText('121–124 of 124 roles · page 7 of 7').waitFor();
     await owner.getByRole('table', { name: 'Roles', exact: true }).getByText('Role 120', { exact: true }).waitFor();
+  });
+
+  it('pages through API keys instead of showing the first 100', async () => {
+    // 21 more: with the workspace's first key, 22, two pages.
+    await Promise.all(range(1, 21).map((i) => post('/api/v1/api-keys', { name: `Key ${pad(i)}` })));
+    await owner.goto(`${base}/api-keys`);
+    await pagesOf('API keys').getByText('1–20 of 22 API keys · page 1 of 2').waitFor();
+    await pagesOf('API keys').getByRole('button', { name: 'Next page', exact: true }).click();
+    await owner.waitForURL(`${base}/api-keys?page=2`);
+    await pagesOf('API keys').getByText('21–22 of 22 API keys · page 2 of 2').waitFor();
+  });
+
+  it('pages through your sessions instead of showing the first 100', async () => {
+    // 21 more sign-ins (each from its own address, under the sign-in limit): with the browser's, 22.
+    const signIns = await Promise.all(range(1, 21).map(() => login(app, workspaceId, account.email, account.password)));
+    expect(signIns.map((r) => r.status)).toEqual(range(1, 21).map(() => 200));
+    await owner.goto(`${base}/account`);
+    await pagesOf('sessions').getByText('1–20 of 22 sessions · page 1 of 2').waitFor();
+    await pagesOf('sessions').getByRole('button', { name: 'Next page', exact: true }).click();
+    await owner.waitForURL(`${base}/account?page=2`);
+    await pagesOf('sessions').getByText('21–22 of 22 sessions · page 2 of 2').waitFor();
   });
 
   it('ran every page without a script error or a Content-Security-Policy violation', () => {
