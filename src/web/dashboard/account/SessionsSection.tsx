@@ -1,21 +1,31 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import { useSession } from '../../session/SessionProvider.tsx';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { DataTable } from '../../ui/data/DataTable.tsx';
+import { Pagination } from '../../ui/data/Pagination.tsx';
+import { usePageInRange } from '../../ui/data/use-page-in-range.ts';
+import { useListParams } from '../../ui/data/use-list-params.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
 import { formatDateTime } from '../../ui/data/format.ts';
 import { Section } from '../../ui/layout/Section.tsx';
 import { describeUserAgent } from './user-agent.ts';
 
-/** Where the person is signed in; any other session can be ended, or all of them. */
+/** Where the person is signed in, a page at a time (the page in the address); any other session can be ended, or all of them. */
 export function SessionsSection() {
   const queryClient = useQueryClient();
   const { signOut } = useSession();
   const navigate = useNavigate();
-  const sessions = useQuery({ queryKey: ['auth.sessions', { per_page: 100 }], queryFn: () => api.auth.sessions.query({ per_page: 100 }) });
+  const [{ page }, setParams] = useListParams({});
+  const input = { page, per_page: 20 };
+  const sessions = useQuery({
+    queryKey: ['auth.sessions', input],
+    queryFn: () => api.auth.sessions.query(input),
+    placeholderData: keepPreviousData,
+  });
+  usePageInRange(sessions.data, (p) => setParams({ page: p }, { replace: true }));
   const revoke = useMutation({
     mutationFn: (id: string) => api.auth.revokeSession.mutate({ id }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ['auth.sessions'] }),
@@ -37,37 +47,40 @@ export function SessionsSection() {
       }
     >
       <QueryState query={sessions} loading="Loading your sessions…">
-        {(page) => (
-          <DataTable
-            caption="Your sessions"
-            rows={page.data}
-            columns={[
-              {
-                header: 'Device',
-                cell: (s) => (
-                  <>
-                    {describeUserAgent(s.user_agent)} {s.current ? <StatusBadge status="This session" tone="good" /> : null}
-                  </>
-                ),
-              },
-              { header: 'IP address', cell: (s) => s.ip ?? 'Unknown' },
-              { header: 'Signed in', cell: (s) => formatDateTime(s.created_at) },
-              { header: 'Last active', cell: (s) => formatDateTime(s.last_refreshed_at ?? s.created_at) },
-            ]}
-            actions={{
-              cell: (s) =>
-                s.current ? null : (
-                  <ConfirmButton
-                    label="Sign out"
-                    ariaLabel={`Sign out the session of ${describeUserAgent(s.user_agent)} from ${s.ip ?? 'an unknown address'}`}
-                    title="Sign out this session?"
-                    onConfirm={() => revoke.mutateAsync(s.id)}
-                  >
-                    {describeUserAgent(s.user_agent)} ({s.ip ?? 'unknown address'}) will have to sign in again.
-                  </ConfirmButton>
-                ),
-            }}
-          />
+        {(p) => (
+          <>
+            <DataTable
+              caption="Your sessions"
+              rows={p.data}
+              columns={[
+                {
+                  header: 'Device',
+                  cell: (s) => (
+                    <>
+                      {describeUserAgent(s.user_agent)} {s.current ? <StatusBadge status="This session" tone="good" /> : null}
+                    </>
+                  ),
+                },
+                { header: 'IP address', cell: (s) => s.ip ?? 'Unknown' },
+                { header: 'Signed in', cell: (s) => formatDateTime(s.created_at) },
+                { header: 'Last active', cell: (s) => formatDateTime(s.last_refreshed_at ?? s.created_at) },
+              ]}
+              actions={{
+                cell: (s) =>
+                  s.current ? null : (
+                    <ConfirmButton
+                      label="Sign out"
+                      ariaLabel={`Sign out the session of ${describeUserAgent(s.user_agent)} from ${s.ip ?? 'an unknown address'}`}
+                      title="Sign out this session?"
+                      onConfirm={() => revoke.mutateAsync(s.id)}
+                    >
+                      {describeUserAgent(s.user_agent)} ({s.ip ?? 'unknown address'}) will have to sign in again.
+                    </ConfirmButton>
+                  ),
+              }}
+            />
+            <Pagination meta={p.meta} noun="sessions" onPage={(next) => setParams({ page: next })} />
+          </>
         )}
       </QueryState>
     </Section>

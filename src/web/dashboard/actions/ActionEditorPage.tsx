@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import type { Action } from '../../api/types.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
@@ -7,6 +7,7 @@ import { QueryState } from '../../ui/data/QueryState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
 import { ReadOnlyNote } from '../../ui/layout/ReadOnlyNote.tsx';
 import { Section } from '../../ui/layout/Section.tsx';
+import { BackToList, useListAddress } from '../../ui/navigation/list-links.tsx';
 import { ActionCodeForm } from './ActionCodeForm.tsx';
 import { ActionTestPanel } from './ActionTestPanel.tsx';
 import { DeleteActionButton } from './DeleteActionButton.tsx';
@@ -27,16 +28,15 @@ function ReadOnlyCode({ action }: { action: Action }) {
 
 function Editor({ action, canWrite }: { action: Action; canWrite: boolean }) {
   const navigate = useNavigate();
+  const list = useListAddress('/dashboard/actions');
   return (
     <>
       <PageHeader
         title={action.name}
         description={<StatusOfAction action={action} />}
-        actions={canWrite ? <DeleteActionButton action={action} onDeleted={() => void navigate('/dashboard/actions')} /> : null}
+        actions={canWrite ? <DeleteActionButton action={action} onDeleted={() => void navigate(list)} /> : null}
       />
-      <p>
-        <Link to="/dashboard/actions">Back to actions</Link>
-      </p>
+      <BackToList listPath="/dashboard/actions">Back to actions</BackToList>
       {canWrite ? (
         <>
           <Section title="Code">

@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import type { ActionTemplate } from '../../api/types.ts';
+import { readAllPages } from '../../ui/data/all-pages.ts';
 import { SelectField } from '../../ui/forms/SelectField.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { FormDialog } from '../../ui/overlay/FormDialog.tsx';
+import { useOpenFromList } from '../../ui/navigation/list-links.tsx';
 import { BLANK_ACTION_CODE } from './blank-action.ts';
 
 type Start = ActionTemplate['key'] | 'blank';
@@ -13,13 +14,13 @@ type Start = ActionTemplate['key'] | 'blank';
 /** Creates a draft action, blank or from a built-in template, and opens it in the editor. */
 export function CreateActionDialog() {
   const queryClient = useQueryClient();
-  const navigate = useNavigate();
+  const openAction = useOpenFromList();
   const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
   const [start, setStart] = useState<Start>('blank');
   const templates = useQuery({
-    queryKey: ['actions.templates', { per_page: 100 }],
-    queryFn: () => api.actions.templates.query({ per_page: 100 }),
+    queryKey: ['actions.templates', 'all'],
+    queryFn: () => readAllPages((page) => api.actions.templates.query(page)),
     staleTime: Infinity,
     enabled: open,
   });
@@ -31,7 +32,7 @@ export function CreateActionDialog() {
         : api.actions.create.mutate({ template: start, ...(name.trim() ? { name: name.trim() } : {}) }),
     onSuccess: async (action) => {
       await queryClient.invalidateQueries({ queryKey: ['actions.list'] });
-      void navigate(`/dashboard/actions/${action.id}`);
+      openAction(`/dashboard/actions/${action.id}`);
     },
   });
   const options = [

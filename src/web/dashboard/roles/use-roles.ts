@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
+import { readAllPages } from '../../ui/data/all-pages.ts';
 
-/** Every role of the workspace (built-in and custom), for lists and pickers. */
+/** Every role of the workspace (built-in and custom), every page of them, for pickers and lookups by id. */
 export function useAllRoles(enabled = true) {
-  return useQuery({ queryKey: ['roles.list', { per_page: 100 }], queryFn: () => api.roles.list.query({ per_page: 100 }), enabled });
+  return useQuery({ queryKey: ['roles.list', 'all'], queryFn: () => readAllPages((page) => api.roles.list.query(page)), enabled });
 }

@@ -3,14 +3,18 @@ import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import type { GroupOfUser, User } from '../../api/types.ts';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
+import { readAllPages } from '../../ui/data/all-pages.ts';
 import { Form } from '../../ui/forms/Form.tsx';
 import { SelectField } from '../../ui/forms/SelectField.tsx';
 import { Section } from '../../ui/layout/Section.tsx';
 
-/** The groups a user belongs to: add them to one, take them out of one. */
+/**
+ * The groups a user belongs to (every one: `groups.ofUsers` answers them all): add them to one, take them
+ * out of one. The picker offers every group of the workspace, read page after page.
+ */
 export function UserGroupsPanel({ user, memberOf }: { user: User; memberOf: GroupOfUser[] }) {
   const queryClient = useQueryClient();
-  const groups = useQuery({ queryKey: ['groups.list', { per_page: 100 }], queryFn: () => api.groups.list.query({ per_page: 100 }) });
+  const groups = useQuery({ queryKey: ['groups.list', 'all'], queryFn: () => readAllPages((page) => api.groups.list.query(page)) });
   const [groupId, setGroupId] = useState('');
   const refresh = () =>
     Promise.all([

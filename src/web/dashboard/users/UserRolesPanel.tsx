@@ -4,6 +4,7 @@ import { api } from '../../api/client.ts';
 import type { User } from '../../api/types.ts';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { QueryState } from '../../ui/data/QueryState.tsx';
+import { readAllPages } from '../../ui/data/all-pages.ts';
 import { formatDateTime } from '../../ui/data/format.ts';
 import { Form } from '../../ui/forms/Form.tsx';
 import { SelectField } from '../../ui/forms/SelectField.tsx';
@@ -12,11 +13,11 @@ import { Section } from '../../ui/layout/Section.tsx';
 import { refreshRoleHolders } from '../roles/refresh-role-holders.ts';
 import { useAllRoles } from '../roles/use-roles.ts';
 
-/** A user's live roles: revoke one, or give one (optionally until a date). */
+/** A user's live roles, every page of them: revoke one, or give one of every role of the workspace (optionally until a date). */
 export function UserRolesPanel({ user }: { user: User }) {
   const queryClient = useQueryClient();
   const key = ['roles.ofUser', user.id];
-  const held = useQuery({ queryKey: key, queryFn: () => api.roles.ofUser.query({ id: user.id, per_page: 100 }) });
+  const held = useQuery({ queryKey: key, queryFn: () => readAllPages((page) => api.roles.ofUser.query({ id: user.id, ...page })) });
   const roles = useAllRoles();
   const [roleId, setRoleId] = useState('');
   const [until, setUntil] = useState('');
@@ -44,9 +45,9 @@ export function UserRolesPanel({ user }: { user: User }) {
   return (
     <Section title="Roles">
       <QueryState query={held} loading="Loading roles…">
-        {(page) => (
+        {(all) => (
           <ul className="chip-list" aria-label={`Roles of ${user.email}`}>
-            {page.data.map((r) => (
+            {all.data.map((r) => (
               <li key={r.id} className="chip">
                 <span>
                   {r.name}

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { useCan } from '../../session/CurrentUser.tsx';
 import { Pagination } from '../../ui/data/Pagination.tsx';
@@ -8,6 +8,7 @@ import { useListParams } from '../../ui/data/use-list-params.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { EmptyState } from '../../ui/feedback/EmptyState.tsx';
 import { PageHeader } from '../../ui/layout/PageHeader.tsx';
+import { BackToList } from '../../ui/navigation/list-links.tsx';
 import { DeliveriesTable } from './DeliveriesTable.tsx';
 import { SendTestButton } from './SendTestButton.tsx';
 
@@ -19,11 +20,7 @@ export function DeliveriesPage() {
   const { id = '' } = useParams();
   const canWrite = useCan()('webhooks:write');
   const [{ page }, setParams] = useListParams({});
-  const endpoints = useQuery({
-    queryKey: ['webhooks.list', { page: 1, per_page: 100 }],
-    queryFn: () => api.webhooks.list.query({ page: 1, per_page: 100 }),
-  });
-  const endpoint = endpoints.data?.data.find((e) => e.id === id);
+  const endpoint = useQuery({ queryKey: ['webhooks.get', id], queryFn: () => api.webhooks.get.query({ id }) }).data;
   const input = { id, page, per_page: 20 };
   const deliveries = useQuery({
     queryKey: ['webhooks.deliveries', id, input],
@@ -39,9 +36,7 @@ export function DeliveriesPage() {
         description={endpoint ? <code>{endpoint.url}</code> : null}
         actions={canWrite && endpoint ? <SendTestButton endpoint={endpoint} /> : null}
       />
-      <p>
-        <Link to="/dashboard/webhooks">Back to webhooks</Link>
-      </p>
+      <BackToList listPath="/dashboard/webhooks">Back to webhooks</BackToList>
       <QueryState
         query={deliveries}
         loading="Loading deliveries…"

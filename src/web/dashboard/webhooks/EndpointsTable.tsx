@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { Link } from 'react-router';
 import { api } from '../../api/client.ts';
 import type { WebhookEndpoint } from '../../api/types.ts';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
 import { DataTable } from '../../ui/data/DataTable.tsx';
 import { StatusBadge } from '../../ui/data/StatusBadge.tsx';
+import { ItemLink } from '../../ui/navigation/list-links.tsx';
 import { EditEndpointDialog } from './EditEndpointDialog.tsx';
 import { SendTestButton } from './SendTestButton.tsx';
 
@@ -37,9 +37,13 @@ export function EndpointsTable({ endpoints, canWrite }: { endpoints: WebhookEndp
       actions={{
         cell: (e) => (
           <>
-            <Link className="button button-secondary button-small" to={`/dashboard/webhooks/${e.id}`} aria-label={`Deliveries of ${e.url}`}>
+            <ItemLink
+              className="button button-secondary button-small"
+              to={`/dashboard/webhooks/${e.id}`}
+              ariaLabel={`Deliveries of ${e.url}`}
+            >
               Deliveries
-            </Link>
+            </ItemLink>
             {canWrite ? (
               <>
                 <SendTestButton endpoint={e} />

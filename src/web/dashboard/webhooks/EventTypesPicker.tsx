@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
+import { readAllPages } from '../../ui/data/all-pages.ts';
 import { QueryState } from '../../ui/data/QueryState.tsx';
 import { Checkbox } from '../../ui/forms/Checkbox.tsx';
 import { FieldError, useFieldProblem } from '../../ui/forms/field-problems.tsx';
@@ -7,8 +8,8 @@ import { FieldError, useFieldProblem } from '../../ui/forms/field-problems.tsx';
 /** The subscribable events from `webhooks.eventTypes`, as checkboxes; none ticked means every event. */
 export function EventTypesPicker({ value, onChange }: { value: string[]; onChange(next: string[]): void }) {
   const types = useQuery({
-    queryKey: ['webhooks.eventTypes', { per_page: 100 }],
-    queryFn: () => api.webhooks.eventTypes.query({ per_page: 100 }),
+    queryKey: ['webhooks.eventTypes', 'all'],
+    queryFn: () => readAllPages((page) => api.webhooks.eventTypes.query(page)),
     staleTime: Infinity,
   });
   const problem = useFieldProblem('event_types');
@@ -19,8 +20,8 @@ export function EventTypesPicker({ value, onChange }: { value: string[]; onChang
       <p className="hint">Tick none to receive every event.</p>
       <FieldError id="event-types-error" problem={problem} />
       <QueryState query={types} loading="Loading event types…">
-        {(page) =>
-          page.data.map((t) => (
+        {(all) =>
+          all.data.map((t) => (
             <Checkbox
               key={t.type}
               label={t.type}

@@ -1,4 +1,4 @@
-import { useSearchParams } from 'react-router';
+import { useLocation, useSearchParams } from 'react-router';
 
 /** How one of a list's address parameters is read: what its absence means, and which values are readable. */
 export interface ListParam<V extends string> {
@@ -58,12 +58,15 @@ export function listSearch<S extends ListSpec>(values: ListParams<S>, spec: S): 
 /**
  * A paged list's filters and page, kept in the address so that reload, Back/Forward and links keep
  * them. A change of filter goes back to page 1. Each change adds a history entry unless `replace`
- * (use it for corrections, such as `usePageInRange` moving off a page past the end).
+ * (use it for corrections, such as `usePageInRange` moving off a page past the end). A change keeps the
+ * location state the screen was opened with (ui/navigation/list-links.tsx: the list an item was opened
+ * from), so paging an item's own list (an endpoint's deliveries) keeps its way back.
  */
 export function useListParams<S extends ListSpec>(spec: S): [ListParams<S>, SetListParams<S>] {
   const [search, setSearch] = useSearchParams();
+  const { state } = useLocation();
   const values = readListParams(search, spec);
   const update: SetListParams<S> = (next, options) =>
-    setSearch(listSearch({ ...values, page: 1, ...next }, spec), { replace: options?.replace ?? false });
+    setSearch(listSearch({ ...values, page: 1, ...next }, spec), { replace: options?.replace ?? false, state });
   return [values, update];
 }
