@@ -92,6 +92,8 @@ export const invitationsRouter = router({
       },
       conflict: 'The email has a user by now',
       hashes: ['password'],
+      // The acceptance commits, then the sign-in runs the post-login actions holding no connection.
+      ownTransaction: true,
     })
     .input(acceptInvitationInput)
     .output(tokensOutput)

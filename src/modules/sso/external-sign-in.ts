@@ -378,7 +378,10 @@ export async function issueCode(deps: AppDeps, em: EntityManager, flowId: string
 /**
  * `POST /auth/oauth/exchange`: the code (single use, 60 seconds) becomes what a password sign-in
  * answers — tokens, or the second-factor challenge when the user has a verified factor. Account
- * state is checked here, at the last moment.
+ * state is checked here, at the last moment. No transaction is opened, as for a password sign-in:
+ * the code is consumed by one statement, committed before the post-login actions run (holding no
+ * connection while the sandbox works), and every later write is atomic on its own (auth/sign-in.ts).
+ * A refused sign-in leaves the code spent, as it did when the refusal committed with the consumption.
  */
 export async function exchangeCode(
   deps: AppDeps,

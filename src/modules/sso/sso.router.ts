@@ -78,6 +78,8 @@ export const ssoRouter = router({
         tags,
         summary: 'Swap the one-time code of a social or SSO sign-in for tokens (or the second-factor challenge)',
       },
+      // Its writes are single statements, as a password sign-in's: the post-login actions run holding no connection.
+      ownTransaction: true,
     })
     .input(
       z.strictObject({
