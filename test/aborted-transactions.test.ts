@@ -166,6 +166,45 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     expect(kicks).toEqual(['mailer']);
   });
 
+  /**
+   * `POST /api/v1/invitations/accept` keeps its own transactions (the sign-in after it runs the
+   * post-login actions holding no connection): the acceptance's is run again as the shared wrapper runs
+   * a mutation's. The new user's insert is aborted at its commit: twice, and the third run signs the
+   * invitee in; three times, and the answer is 503 with nothing written, the link still good.
+   */
+  it('runs an acceptance again when its transaction is aborted, then signs the invitee in once', async () => {
+    const acceptable = async (email: string) => {
+      const invited = await call(app, 'POST', '/api/v1/invitations', { token: ws.apiKey, body: { email } });
+      expect(invited.status).toBe(201);
+      // The emailed link's token, known to the test: the stored hash is replaced by one of its own.
+      const token = `inv_test_${invited.body.data.id}`;
+      await sql('update invitations set token_hash = ? where id = ?', [sha256(token), invited.body.data.id]);
+      return token;
+    };
+    const accept = (token: string) => call(app, 'POST', '/api/v1/invitations/accept', { body: { token, password: 'invited passphrase' } });
+
+    const twice = uniqueEmail('accept-aborted-twice');
+    const token = await acceptable(twice);
+    const runs = await abortCommits(twice, 2);
+    const before = await written();
+    const accepted = await accept(token);
+    expect(await runs()).toBe(3);
+    expect([accepted.status, accepted.body.data?.user?.email]).toEqual([200, twice]);
+    // The user and the sign-in: invitation.accept, user.create and auth.login; invitation.accepted,
+    // user.created and user.signed_in.
+    expect(await written()).toEqual({ ...before, users: before.users + 1, events: before.events + 3, audit: before.audit + 3 });
+
+    const thrice = uniqueEmail('accept-aborted-thrice');
+    const other = await acceptable(thrice);
+    const aborted = await abortCommits(thrice, 3);
+    const beforeAborted = await written();
+    const refused = await accept(other);
+    expect(await aborted()).toBe(3);
+    expect([refused.status, refused.body.error?.code]).toEqual([503, 'UNAVAILABLE']);
+    expect(await written()).toEqual(beforeAborted);
+    expect((await accept(other)).status).toBe(200);
+  });
+
   /** How many of the test database's connections wait for a lock. */
   const waiting = () =>
     count(

@@ -1,4 +1,3 @@
-import { setTimeout } from 'node:timers/promises';
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { AppErrorCode, FieldProblem } from './errors.ts';
@@ -8,6 +7,7 @@ import { recordAudit } from './audit.ts';
 import { namedResource, refusedTarget, type TargetCollection, type TargetSource } from './refused-targets.ts';
 import { AppError } from './errors.ts';
 import { abortedByConcurrency, toAppError } from './error-normalize.ts';
+import { retryingAborted } from './aborted-retry.ts';
 import { authenticate, bearerToken, type Principal } from './auth.ts';
 import { oncePerCall, originOf, type Context } from './context.ts';
 import { grants, type Permission } from './permissions.ts';
@@ -25,8 +25,11 @@ import { attemptedEmail, recordRateLimitedAttempt } from './rate-limited-attempt
  * Procedure meta: the REST path (trpc-to-openapi), the status a success answers with,
  * `singleStatement` for mutations whose whole work is one atomic SQL statement (no BEGIN/COMMIT), and
  * `ownTransaction` for mutations that keep their own atomicity so that no connection is held while
- * they wait: on the network (a DNS lookup, then a short transaction of their own), or on Argon2id
- * (sign-in, whose writes are single statements: auth/sign-in.ts; a password change).
+ * they wait: on the network (a DNS lookup, then a short transaction of their own), on Argon2id
+ * (sign-in, whose writes are single statements: auth/sign-in.ts; a password change), or on the
+ * actions sandbox (a deploy, a test run, the post-login actions of an invitation's acceptance or of a
+ * social sign-in's code exchange). Their transactions go through `retriedTransaction`
+ * (core/aborted-retry.ts) where they need the wrapper's retry.
  *
  * - `tenantHeader`: the workspace is named by `X-Tenant-ID` (public calls about one workspace; the
  *   OpenAPI document says so).
@@ -48,7 +51,10 @@ export type Meta = OpenApiMeta<{
   mayCreate?: true;
   singleStatement?: true;
   ownTransaction?: true;
-  /** Where the input holds new passwords (`owner.password`): they are hashed before the transaction opens. */
+  /**
+   * Where the input holds new passwords (`owner.password`): they are hashed before the transaction
+   * opens (with `ownTransaction`, before the handler starts).
+   */
   hashes?: readonly string[];
   /**
    * Body members that name a resource by its id (or key), as `user_id` and `role_id` of
@@ -97,47 +103,6 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 export const middleware = t.middleware;
 
-/** How many times a transaction PostgreSQL aborted for a deadlock or a serialization failure is run again. */
-const ABORTED_RETRIES = 2;
-
-/**
- * Runs a mutation's transaction again, up to ABORTED_RETRIES times, when PostgreSQL aborted it for a
- * deadlock or a serialization failure: nothing of it was committed, and it did nothing outside it (its
- * audit rows, events and emails are rows of the transaction; the rate limits were counted and the
- * passwords hashed before it; what reaches the outside waits in its own `afterCommit` list, dropped
- * with it; what a handler must do outside it, such as counting a second-factor attempt, goes through
- * `ctx.once`, which a run again answers with the first run's result). `attempt(retry)` gets 0, then 1 and 2. The success status the aborted attempt set is
- * reset; a short random pause lets the transaction that won go on. After the last, the abort is
- * answered 503 UNAVAILABLE with `Retry-After: 1` (core/error-normalize.ts `contendedError`), its cause
- * logged, never its PostgreSQL text.
- */
-async function retryingAborted<R extends { ok: boolean; error?: unknown }>(
-  ctx: Context,
-  path: string,
-  attempt: (retry: number) => Promise<R>,
-): Promise<R> {
-  const status = ctx.success.status;
-  for (let retry = 0; ; retry++) {
-    let aborted: unknown;
-    try {
-      const outcome = await attempt(retry);
-      if (outcome.ok || !abortedByConcurrency(outcome.error) || retry === ABORTED_RETRIES) return outcome;
-      aborted = outcome.error;
-    } catch (error) {
-      if (!abortedByConcurrency(error) || retry === ABORTED_RETRIES) throw error;
-      aborted = error;
-    }
-    ctx.deps.log.warn('transaction aborted by the database, run again', {
-      requestId: ctx.requestId,
-      path,
-      retry: retry + 1,
-      error: aborted,
-    });
-    ctx.success.status = status;
-    await setTimeout(5 + Math.random() * 20 * (retry + 1));
-  }
-}
-
 /**
  * Every builder's last step before the input is parsed (one middleware: each layer costs every request
  * a copy of tRPC's call options):
@@ -151,7 +116,7 @@ async function retryingAborted<R extends { ok: boolean; error?: unknown }>(
  *   request's plain fork. `ctx.afterCommit` callbacks (each transaction has a list of its own) run
  *   once the commit is done. A transaction PostgreSQL aborts for a deadlock or a serialization failure
  *   is run again (`retryingAborted`). The new passwords named by meta `hashes` are hashed before the
- *   transaction opens (`withPasswordsHashed`).
+ *   transaction opens (`withPasswordsHashed`), and before a mutation with its own transactions starts.
  */
 const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput }) => {
   const rawInput = await getRawInput();
@@ -163,7 +128,11 @@ const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput
     throw namesNoResource(unstorable, pathParams, bodyIds) ? noSuchResource() : unstorable;
   }
   const run = async () => {
-    if (type !== 'mutation' || meta?.singleStatement || meta?.ownTransaction) return next();
+    if (type !== 'mutation' || meta?.singleStatement) return next();
+    const passwords = meta?.hashes ? newPasswordsIn(rawInput, meta.hashes) : [];
+    const hashedFirst = <T>(work: () => Promise<T>) => (passwords.length > 0 ? withPasswordsHashed(passwords, work) : work());
+    // Its transactions are its own; its new passwords are still hashed before it starts.
+    if (meta?.ownTransaction) return hashedFirst(() => next());
     // One per call, not per request: two calls of a tRPC batch count their attempts each.
     const once = oncePerCall();
     const attempt = async (retry: number) => {
@@ -188,9 +157,11 @@ const lastSteps = t.middleware(async ({ ctx, type, path, meta, next, getRawInput
       for (const callback of afterCommit) callback();
       return outcome as NonNullable<typeof outcome>;
     };
-    const transaction = () => retryingAborted(ctx, path, attempt);
-    const passwords = meta?.hashes ? newPasswordsIn(rawInput, meta.hashes) : [];
-    return passwords.length > 0 ? withPasswordsHashed(passwords, transaction) : transaction();
+    const status = ctx.success.status;
+    // The success status an aborted attempt set is reset.
+    const transaction = () =>
+      retryingAborted({ log: ctx.deps.log, requestId: ctx.requestId, path, onRetry: () => (ctx.success.status = status) }, attempt);
+    return hashedFirst(transaction);
   };
   const result = await run();
   if (!result.ok && namesNoResource(result.error, pathParams, bodyIds)) throw noSuchResource();

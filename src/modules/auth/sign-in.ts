@@ -2,7 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { AppDeps } from '../../core/context.ts';
 import { AppError } from '../../core/errors.ts';
-import { abortedByConcurrency } from '../../core/error-normalize.ts';
 import { hashPassword, needsRehash, verifyPassword } from '../../core/passwords.ts';
 import { runStatementIn, type Statement } from '../../core/sql.ts';
 import type { UserStatus } from '../users/user.entity.ts';
@@ -267,26 +266,15 @@ export async function writingAddedRows<T>(em: EntityManager, run: () => Promise<
   return result;
 }
 
-/**
- * Counts the attempt's outcome for `/metrics`: success, challenge, or the code it was refused with.
- * Inside a mutation's transaction, which PostgreSQL may abort and core/trpc.ts `retryingAborted` run
- * again, pass its `afterCommit`: an outcome whose rows commit (a success, a refusal that keeps its
- * changes) is counted once they have, and a run aborted for concurrency is not counted, so a run again
- * counts one attempt and a call given up (503) none. A refusal that rolls back is final and counted now.
- */
-async function counted<T>(deps: AppDeps, attempt: () => Promise<T>, afterCommit?: (() => void)[]): Promise<T> {
-  const count = (outcome: string, commits: boolean) => {
-    if (afterCommit && commits) afterCommit.push(() => deps.metrics.signIn(outcome));
-    else deps.metrics.signIn(outcome);
-  };
+/** Counts the attempt's outcome for `/metrics`: success, challenge, or the code it was refused with. */
+async function counted<T>(deps: AppDeps, attempt: () => Promise<T>): Promise<T> {
   try {
     const result = await attempt();
     const kind = (result as { kind?: unknown }).kind;
-    count(kind === 'challenge' ? 'challenge' : 'success', true);
+    deps.metrics.signIn(kind === 'challenge' ? 'challenge' : 'success');
     return result;
   } catch (error) {
-    if (afterCommit && abortedByConcurrency(error)) throw error;
-    count(error instanceof AppError ? error.appCode : 'error', error instanceof AppError && error.keepChanges);
+    deps.metrics.signIn(error instanceof AppError ? error.appCode : 'error');
     throw error;
   }
 }
@@ -356,16 +344,13 @@ export function sessionlessFinish(details: Record<string, unknown>): SignInFinis
 }
 
 /**
- * A user whose identity an external provider confirmed (social sign-in, SSO) or an emailed invitation
- * proved: the password stage is skipped, every later stage (account state, risk, second factor,
- * tokens) runs as for a password. It runs in the caller's mutation transaction, whose `afterCommit`
- * counts the outcome for `/metrics` (`counted`).
+ * A user whose identity an external provider confirmed (social sign-in, SSO): the password stage is
+ * skipped, every later stage (account state, risk, second factor, tokens) runs as for a password.
  */
 export async function signInVerifiedUser(
   deps: AppDeps,
   em: EntityManager,
   input: { workspaceId: string; userId: string; method: string; origin: Origin },
-  afterCommit: (() => void)[],
 ): Promise<SignInResult> {
   const [row] = await em.execute<{ id: string; email: string; status: UserStatus; locked_until: Date | null; has_factor: boolean }[]>(
     `select id, email, status, locked_until,
@@ -391,5 +376,5 @@ export async function signInVerifiedUser(
     origin: input.origin,
     method: input.method,
   };
-  return counted(deps, () => writingAddedRows(em, () => runStages({ deps, em, attempt, now, user }, issueTokens)), afterCommit);
+  return counted(deps, () => writingAddedRows(em, () => runStages({ deps, em, attempt, now, user }, issueTokens)));
 }

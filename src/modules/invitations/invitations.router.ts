@@ -92,11 +92,13 @@ export const invitationsRouter = router({
       },
       conflict: 'The email has a user by now',
       hashes: ['password'],
+      // The acceptance commits, then the sign-in runs the post-login actions holding no connection.
+      ownTransaction: true,
     })
     .input(acceptInvitationInput)
     .output(tokensOutput)
     .mutation(({ ctx, input }) => {
       assertPasswordAllowed(ctx.deps.config, input.password, 'password');
-      return acceptInvitation(ctx.deps, ctx.em, input, originOf(ctx), ctx.afterCommit);
+      return acceptInvitation(ctx.deps, ctx.em, input, originOf(ctx));
     }),
 });

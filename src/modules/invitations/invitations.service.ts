@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { retriedTransaction } from '../../core/aborted-retry.ts';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { Principal } from '../../core/auth.ts';
 import type { AppDeps } from '../../core/context.ts';
@@ -228,20 +229,51 @@ async function refuseInvitation(em: EntityManager, tokenHash: string, origin: Or
 }
 
 /**
- * The invitee accepts: the invitation is consumed by one conditional UPDATE (pending, unexpired, and
- * no user has its address yet), the user is created with the invited role, and signed in (the answer
- * is a sign-in's). The address's lock is taken first, before the invitation's row, as every other path
- * that gives the address a user or an invitation takes it (retire.ts): an invitation asked for
- * meanwhile waits and finds this user (409). No other invitation of the address can be pending to
- * retire: at most one is (`invitations_one_pending`), and it is this one.
+ * The invitee accepts, in two steps. First one transaction (run again when PostgreSQL aborts it):
+ * the invitation is consumed by one conditional UPDATE (pending, unexpired, and no user has its
+ * address yet), the user is created with the invited role, audited and told to subscribers. The
+ * address's lock is taken first, before the invitation's row, as every other path that gives the
+ * address a user or an invitation takes it (retire.ts): an invitation asked for meanwhile waits and
+ * finds this user (409). No other invitation of the address can be pending to retire: at most one is
+ * (`invitations_one_pending`), and it is this one.
+ *
+ * Then, once that committed, the new user is signed in as any sign-in is (the answer is a sign-in's),
+ * outside any transaction: the workspace's post-login actions run in the sandbox there (up to
+ * ACTION_TIMEOUT_MS, the sandbox's first start a second or more), holding no connection, and every
+ * write of the sign-in is atomic on its own (auth/sign-in.ts). A refused sign-in (an action's deny or
+ * failure, a second factor required) keeps the account and the used link, as it did when both steps
+ * were one transaction committed with the refusal (`keepChanges`).
  */
 export async function acceptInvitation(
   deps: AppDeps,
   em: EntityManager,
   input: { token: string; password: string; name?: string },
   origin: Origin,
-  afterCommit: (() => void)[],
 ) {
+  const invitee = await retriedTransaction(em, { log: deps.log, requestId: origin.requestId, path: 'invitations.accept' }, (tx) =>
+    createInvitee(deps, tx, input, origin),
+  );
+  em.setFilterParams('tenant', { workspaceId: invitee.workspaceId });
+  // Accepting signs the invitee in, so the stages after the password run as for any sign-in (a
+  // post-login action may deny it or add claims).
+  const result = await signInVerifiedUser(deps, em, {
+    workspaceId: invitee.workspaceId,
+    userId: invitee.userId,
+    method: 'invitation',
+    origin,
+  });
+  // An account made a moment ago has no verified factor, so nothing can answer it with a challenge.
+  if (result.kind === 'challenge') throw new AppError('INTERNAL', 'A new account was asked for a second factor it cannot have');
+  return result.tokens;
+}
+
+/** The acceptance's transaction: the invitation consumed, its user created with the role; answers who. */
+async function createInvitee(
+  deps: AppDeps,
+  em: EntityManager,
+  input: { token: string; password: string; name?: string },
+  origin: Origin,
+): Promise<{ workspaceId: string; userId: string }> {
   const now = deps.clock.now();
   const tokenHash = sha256(input.token);
   // An invitation's workspace and address never change, so read unlocked they name the lock to take.
@@ -288,15 +320,5 @@ export async function acceptInvitation(
     role_id: role.id,
   });
   await em.flush();
-  // Accepting signs the invitee in, so the stages after the password run as for any sign-in (a
-  // post-login action may deny it or add claims; a refusal keeps the account, as a sign-in would).
-  const result = await signInVerifiedUser(
-    deps,
-    em,
-    { workspaceId: row.workspace_id, userId: user.id, method: 'invitation', origin },
-    afterCommit,
-  );
-  // An account made a moment ago has no verified factor, so nothing can answer it with a challenge.
-  if (result.kind === 'challenge') throw new AppError('INTERNAL', 'A new account was asked for a second factor it cannot have');
-  return result.tokens;
+  return { workspaceId: row.workspace_id, userId: user.id };
 }

@@ -378,7 +378,10 @@ export async function issueCode(deps: AppDeps, em: EntityManager, flowId: string
 /**
  * `POST /auth/oauth/exchange`: the code (single use, 60 seconds) becomes what a password sign-in
  * answers — tokens, or the second-factor challenge when the user has a verified factor. Account
- * state is checked here, at the last moment.
+ * state is checked here, at the last moment. No transaction is opened, as for a password sign-in:
+ * the code is consumed by one statement, committed before the post-login actions run (holding no
+ * connection while the sandbox works), and every later write is atomic on its own (auth/sign-in.ts).
+ * A refused sign-in leaves the code spent, as it did when the refusal committed with the consumption.
  */
 export async function exchangeCode(
   deps: AppDeps,
@@ -386,7 +389,6 @@ export async function exchangeCode(
   input: { code: string; codeVerifier?: string },
   origin: Origin,
   namedWorkspaceId: string | null,
-  afterCommit: (() => void)[],
 ): Promise<SignInResult> {
   const now = deps.clock.now();
   // A code presented with another workspace's X-Tenant-ID names nothing there, and is not consumed.
@@ -417,7 +419,7 @@ export async function exchangeCode(
     }
   }
   em.setFilterParams(TENANT_FILTER, { workspaceId: row.workspace_id });
-  return signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: row.user_id, method: row.kind, origin }, afterCommit);
+  return signInVerifiedUser(deps, em, { workspaceId: row.workspace_id, userId: row.user_id, method: row.kind, origin });
 }
 
 /**

@@ -78,6 +78,8 @@ export const ssoRouter = router({
         tags,
         summary: 'Swap the one-time code of a social or SSO sign-in for tokens (or the second-factor challenge)',
       },
+      // Its writes are single statements, as a password sign-in's: the post-login actions run holding no connection.
+      ownTransaction: true,
     })
     .input(
       z.strictObject({
@@ -97,7 +99,6 @@ export const ssoRouter = router({
         { code: input.code, codeVerifier: input.code_verifier },
         originOf(ctx),
         namedWorkspace(ctx),
-        ctx.afterCommit,
       );
       return result.kind === 'tokens' ? result.tokens : result.challenge;
     }),
