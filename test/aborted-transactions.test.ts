@@ -9,8 +9,7 @@ import { linkTokenIn, MailSink } from './helpers/mail-sink.ts';
 import { metricValue, scrapeMetrics } from './helpers/metrics.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 import { authenticatorOf, codeAt } from './helpers/authenticator.ts';
-import { newId } from '../src/core/ids.ts';
-import { newSecret, sha256 } from '../src/core/secrets.ts';
+import { sha256 } from '../src/core/secrets.ts';
 
 /**
  * A mutation PostgreSQL aborts for a serialization failure (40001) or a deadlock (40P01) is run again,
@@ -349,46 +348,6 @@ describe('a mutation PostgreSQL keeps aborting', () => {
     const unavailable = await accept(givenUp.token);
     expect(await givenUpRuns()).toBe(3);
     expect([unavailable.status, unavailable.body.error?.code]).toEqual([503, 'UNAVAILABLE']);
-    expect(await successes()).toBe(before + 1);
-  });
-
-  /**
-   * The one-time code of a social or SSO sign-in, swapped at `POST /api/v1/auth/oauth/exchange`, signs
-   * its user in the same way. The code is the callback's (a row as sso/external-sign-in.ts records it);
-   * the session the exchange starts is aborted at its first commit.
-   */
-  it('counts an exchanged sign-in code once for /metrics when the exchange is run again', async () => {
-    const email = uniqueEmail('exchange-retried');
-    const created = await call(app, 'POST', '/api/v1/users', { token: ws.apiKey, body: { email, password: 'correct horse battery' } });
-    expect(created.status).toBe(201);
-    const userId = created.body.data.id as string;
-    const code = newSecret('');
-    const now = app.clock.now();
-    await sql(
-      `insert into external_sign_ins (id, workspace_id, kind, source, state_hash, flow_sealed, redirect_uri, expires_at,
-                                      called_back_at, user_id, code_hash, code_expires_at, created_at)
-       values (?, ?, 'social', 'github', ?, ?, 'https://app.example.com/cb', ?, ?, ?, ?, ?, ?)`,
-      [
-        newId('xsi'),
-        ws.id,
-        sha256(newSecret('')),
-        app.deps.box.seal(JSON.stringify({ source: 'github' })),
-        new Date(now.getTime() + 60_000),
-        now,
-        userId,
-        sha256(code),
-        new Date(now.getTime() + 60_000),
-        now,
-      ],
-    );
-    const before = await successes();
-    const runs = await abortCommits(userId, 1);
-    const exchanged = await call(app, 'POST', '/api/v1/auth/oauth/exchange', {
-      body: { code },
-      headers: { 'x-tenant-id': ws.id, 'x-forwarded-for': someIp() },
-    });
-    expect(await runs()).toBe(2);
-    expect([exchanged.status, typeof exchanged.body.data?.access_token]).toEqual([200, 'string']);
     expect(await successes()).toBe(before + 1);
   });
 });
