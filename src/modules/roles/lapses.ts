@@ -25,7 +25,9 @@ const RETURNING = 'returning ra.workspace_id, ra.user_id, ra.role_id, r.key as r
 /**
  * Tells of a lapsed assignment in the caller's transaction, the one that deleted it: a `role.revoked`
  * event (the revoke's payload with `reason: expired` and the `expires_at`) and a `role.revoke` audit row
- * by the system. Whichever statement deleted the row tells, so the lapse is told once.
+ * by the system. Whichever statement deleted the row tells, so the lapse is told once. The event is
+ * dated at the `expires_at`, when the grant ended: a grant given again in the same transaction is then
+ * told after it (`role.assigned`, dated now), not at the same millisecond in either order.
  */
 export function tellLapsed(em: EntityManager, lapsed: LapsedAssignment): void {
   const scope: AuditScope = {
@@ -39,7 +41,7 @@ export function tellLapsed(em: EntityManager, lapsed: LapsedAssignment): void {
   const expiresAt = new Date(lapsed.expires_at).toISOString();
   const told = { role_id: lapsed.role_id, role: lapsed.role, reason: 'expired', expires_at: expiresAt };
   recordAudit(scope, { eventType: 'role.revoke', target: { type: 'user', id: lapsed.user_id }, details: told });
-  emitEvent(scope, 'role.revoked', { user_id: lapsed.user_id, ...told });
+  emitEvent(scope, 'role.revoked', { user_id: lapsed.user_id, ...told }, new Date(expiresAt));
 }
 
 /**

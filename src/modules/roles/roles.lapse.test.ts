@@ -8,6 +8,7 @@ import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/
 
 interface Told {
   type: string;
+  timestamp: string;
   data: Record<string, unknown>;
 }
 
@@ -108,6 +109,8 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
     await app.deps.roleLapses.tick();
     const lapse = { user_id: userId, role_id: viewer, role: 'viewer', reason: 'expired', expires_at: expiresAt.toISOString() };
     expect(await delivered('role.revoked', userId)).toEqual([lapse]);
+    // Dated when the grant ended.
+    expect(told.find((t) => t.type === 'role.revoked' && t.data.user_id === userId)).toMatchObject({ timestamp: expiresAt.toISOString() });
     const audit = await revokeAudit(userId);
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({
