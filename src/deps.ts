@@ -14,6 +14,7 @@ import { SigningKeys } from './modules/auth/signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
 import { createOAuthServer } from './oauth/provider.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
+import { RoleLapses } from './modules/roles/lapses.ts';
 import { SWEEPS } from './retention.ts';
 
 /**
@@ -59,6 +60,8 @@ export async function createDeps(input: {
   mailer.start();
   const sweeper = new Sweeper(orm, clock, log, SWEEPS);
   sweeper.start();
+  const roleLapses = new RoleLapses(orm, clock, log, () => webhooks.kick());
+  roleLapses.start();
   return {
     config,
     orm,
@@ -71,6 +74,7 @@ export async function createDeps(input: {
     oauth,
     webhooks,
     sweeper,
+    roleLapses,
     metrics,
     sandbox: new ActionSandbox({ timeoutMs: config.ACTION_TIMEOUT_MS, memoryMb: config.ACTION_MEMORY_MB, log }),
     rateLimits: createRateLimits(
@@ -84,6 +88,7 @@ export async function createDeps(input: {
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
   await deps.sweeper.stop();
+  await deps.roleLapses.stop();
   await deps.keys.stop();
   await deps.webhooks.stop();
   await deps.mailer.stop();

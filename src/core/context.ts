@@ -7,6 +7,7 @@ import type { SigningKeys } from '../modules/auth/signing-keys.ts';
 import type { EmailDispatcher } from '../modules/email/dispatcher.ts';
 import type { OAuthServer } from '../oauth/provider.ts';
 import type { WebhookDispatcher } from '../modules/webhooks/dispatcher.ts';
+import type { RoleLapses } from '../modules/roles/lapses.ts';
 import type { Clock } from './clock.ts';
 import type { CryptoBox } from './crypto-box.ts';
 import type { Metrics } from './metrics.ts';
@@ -33,6 +34,8 @@ export interface AppDeps {
   webhooks: WebhookDispatcher;
   /** Deletes rows nothing reads any more, hourly (src/retention.ts lists what). */
   sweeper: Sweeper;
+  /** Ends time-bound role assignments at their `expires_at` and tells of it (`role.revoked`), every second. */
+  roleLapses: RoleLapses;
   /** Runs actions in a separate sandbox process (started on first use). */
   sandbox: ActionSandbox;
 }

@@ -39,6 +39,7 @@ import { Migration20261202150000_portal_link_sweep_index } from './Migration2026
 import { Migration20261203000000_signing_key_revocation } from './Migration20261203000000_signing_key_revocation.ts';
 import { Migration20261203010000_user_counts } from './Migration20261203010000_user_counts.ts';
 import { Migration20261204000000_retire_stuck_invitations } from './Migration20261204000000_retire_stuck_invitations.ts';
+import { Migration20261205000000_role_assignment_lapse_index } from './Migration20261205000000_role_assignment_lapse_index.ts';
 
 /**
  * Migrations in the order they apply. Listed explicitly (not globbed) so they run the same from tsx,
@@ -85,4 +86,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261203000000_signing_key_revocation', class: Migration20261203000000_signing_key_revocation },
   { name: 'Migration20261203010000_user_counts', class: Migration20261203010000_user_counts },
   { name: 'Migration20261204000000_retire_stuck_invitations', class: Migration20261204000000_retire_stuck_invitations },
+  { name: 'Migration20261205000000_role_assignment_lapse_index', class: Migration20261205000000_role_assignment_lapse_index },
 ];

@@ -19,7 +19,7 @@ export const EVENT_TYPES = {
   'invitation.created': 'Someone was invited to the workspace',
   'invitation.accepted': 'An invitation was accepted',
   'role.assigned': 'A role was given to a user',
-  'role.revoked': 'A role was taken from a user',
+  'role.revoked': 'A role was taken from a user, or a time-bound grant lapsed at its expires_at (reason: expired)',
   'webhook.test': 'A test event sent from the dashboard or the API',
   'access_request.created': 'A user asked for an entitlement',
   'access_request.approved': 'An access request was approved and the access granted',

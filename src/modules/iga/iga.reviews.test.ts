@@ -137,7 +137,7 @@ describe('access reviews', () => {
     expect((await call(app, 'GET', `/api/v1/iga/reviews/${review.id}`, { token: ws.apiKey })).body.data.status).toBe('in_progress');
   });
 
-  it('revoking a role that expired since the review started removes nothing and announces no role.revoked', async () => {
+  it('revoking a role that expired since the review started removes nothing: only its lapse is told (role.revoked, reason expired)', async () => {
     const lapsing = await person('lapsing');
     const expiresAt = new Date(app.clock.now().getTime() + 60_000).toISOString();
     await call(app, 'POST', '/api/v1/roles/assign', {
@@ -155,17 +155,20 @@ describe('access reviews', () => {
       token: ws.apiKey,
     });
     expect(audit.body.data[0].details).toMatchObject({ item_id: item.id, access_removed: false });
+    await app.deps.roleLapses.tick();
     const roleRevokes = await call(app, 'GET', `/api/v1/audit/events/?event_type=role.revoke&target_id=${lapsing.id}`, {
       token: ws.apiKey,
     });
-    expect(roleRevokes.body.meta.total).toBe(0);
+    expect(
+      roleRevokes.body.data.map((row: { actor: { type: string }; details: { reason?: string } }) => [row.actor.type, row.details.reason]),
+    ).toEqual([['system', 'expired']]);
     const events = await app.deps.orm.em
       .getConnection()
-      .execute<{ n: number }[]>(
-        `select count(*)::int as n from events where workspace_id = ? and type = 'role.revoked' and payload->>'user_id' = ?`,
+      .execute<{ reason: string | null }[]>(
+        `select payload->>'reason' as reason from events where workspace_id = ? and type = 'role.revoked' and payload->>'user_id' = ?`,
         [ws.id, lapsing.id],
       );
-    expect(events[0]?.n).toBe(0);
+    expect(events).toEqual([{ reason: 'expired' }]);
   });
 
   it('reviews everyone: every role grant but the default member role, and every group membership', async () => {

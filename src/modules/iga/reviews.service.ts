@@ -176,12 +176,14 @@ export async function listItems(em: EntityManager, query: ListItemsInput) {
 
 /**
  * Takes the item's access away now, if it is still there: it may have been revoked meanwhile, or a
- * time-bound role may have expired (then nothing is removed, and no `role.revoked` says otherwise).
+ * time-bound role may have expired (then nothing is removed here: its lapse is told as such, once, by
+ * roles/lapses.ts).
  */
 async function removeAccess(scope: AuditScope, principal: Principal, item: AccessReviewItem, now: Date): Promise<boolean> {
   if (item.entitlementType === 'role') {
     const live = { userId: item.userId, roleId: item.entitlementId, $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }] };
-    if (!(await scope.em.findOne(RoleAssignment, live))) return false;
+    // Locked, as the revoke locks it: a lapse deleting it now then comes first (nothing to remove) or waits.
+    if (!(await scope.em.findOne(RoleAssignment, live, { lockMode: LockMode.PESSIMISTIC_WRITE }))) return false;
     await revokeRole(scope, principal, { user_id: item.userId, role_id: item.entitlementId }, now);
     return true;
   }

@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { recordAudit, type AuditScope } from '../../core/audit.ts';
 import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
@@ -10,6 +10,7 @@ import { organizationsGrantingRole } from '../organizations/organizations.servic
 import { findUser } from '../users/users.service.ts';
 import { BUILTIN_ROLES, type BuiltinRoleKey } from './builtin-roles.ts';
 import { assertMayGrant, lockOwnerRole, permanentOwners } from './owners.ts';
+import { lapseAssignment, tellLapsed } from './lapses.ts';
 import { Role, RoleAssignment } from './role.entity.ts';
 import type { AssignmentView, CreateRoleInput, RoleView, UpdateRoleInput, UserRoleView } from './roles.schema.ts';
 import { emitEvent } from '../events/events.ts';
@@ -155,8 +156,9 @@ export async function updateRole(scope: AuditScope, principal: Principal, input:
 /**
  * Deletes a custom role, for a caller who could take it from its holders one by one (`assertMayGrant`):
  * its assignments go (each user who held it is told `role.revoked`, as when it
- * is taken from them one at a time), its pending invitations are revoked (audited one by one), and the
- * other invitations that carried it keep their row without it.
+ * is taken from them one at a time; an assignment that had expired and was not yet told of is told as
+ * its lapse, as the background round would have), its pending invitations are revoked (audited one by
+ * one), and the other invitations that carried it keep their row without it.
  */
 export async function deleteRole(scope: AuditScope, principal: Principal, id: string, now: Date) {
   const role = await findRole(scope.em, id);
@@ -170,12 +172,22 @@ export async function deleteRole(scope: AuditScope, principal: Principal, id: st
   }
   const revokedInvitations = await revokeInvitationsOfRole(scope, role, now);
   const deniedRequests = await denyOrphanedRequests(scope, { entitlementId: role.id }, 'The role was deleted', now);
-  const removed = await scope.em.execute<{ user_id: string; expires_at: Date | null }[]>(
+  const removed = await scope.em.execute<{ user_id: string; expires_at: Date | string | null }[]>(
     'delete from role_assignments where workspace_id = ? and role_id = ? returning user_id, expires_at',
     [scope.workspaceId, role.id],
   );
-  for (const held of removed.filter((a) => a.expires_at === null || new Date(a.expires_at) > now)) {
-    emitEvent(scope, 'role.revoked', { user_id: held.user_id, role_id: role.id, role: role.key, reason: 'role_deleted' });
+  for (const held of removed) {
+    if (held.expires_at !== null && new Date(held.expires_at) <= now) {
+      tellLapsed(scope.em, {
+        workspace_id: scope.workspaceId,
+        user_id: held.user_id,
+        role_id: role.id,
+        role: role.key,
+        expires_at: held.expires_at,
+      });
+    } else {
+      emitEvent(scope, 'role.revoked', { user_id: held.user_id, role_id: role.id, role: role.key, reason: 'role_deleted' });
+    }
   }
   scope.em.remove(role);
   recordAudit(scope, {
@@ -250,8 +262,11 @@ export async function assignRole(
       details: [{ path: 'expires_at', message: 'must be in the future' }],
     });
   assertMayGrant(principal, role);
-  if ((role.key as BuiltinRoleKey) === 'owner' && role.builtin) {
-    await lockOwnerRole(scope.em, role);
+  const ownerRole = (role.key as BuiltinRoleKey) === 'owner' && role.builtin;
+  if (ownerRole) await lockOwnerRole(scope.em, role);
+  // A grant that expired and was not yet told of ends first (role.revoked, reason expired): this is a new one.
+  await lapseAssignment(scope.em, user.id, role.id, now);
+  if (ownerRole) {
     const held = (await scope.em.count(RoleAssignment, { userId: user.id, roleId: role.id })) > 0;
     if (held && expiresAt && (await permanentOwners(scope.em, role.id, user.id)) === 0) {
       throw new AppError('CONFLICT', 'The last owner cannot be given an end date; make someone else an owner first');
@@ -272,14 +287,17 @@ export async function assignRole(
 
 /**
  * Takes a role from a user who holds it. An assignment that has expired grants nothing any more, so
- * it is answered as a role the user never had: 404, nothing revoked and no `role.revoked` event.
+ * it is answered as a role the user never had: 404, nothing revoked and no `role.revoked` event (its
+ * lapse is told by roles/lapses.ts). The assignment is read `for update`: a lapse deleting it at the
+ * same moment either waits for this revoke (and then finds nothing) or makes it find nothing, so one
+ * `role.revoked` is told, never two.
  */
 export async function revokeRole(scope: AuditScope, principal: Principal, input: { user_id: string; role_id: string }, now: Date) {
   const user = await findUser(scope.em, input.user_id);
   const role = await findRole(scope.em, input.role_id);
   const ownerRole = role.builtin && role.key === 'owner';
   if (ownerRole) await lockOwnerRole(scope.em, role);
-  const found = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id });
+  const found = await scope.em.findOne(RoleAssignment, { userId: user.id, roleId: role.id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
   const assignment = found && (found.expiresAt === null || found.expiresAt > now) ? found : null;
   // The last owner answers 409 whoever asks (the CONTRACT's rule), as deletion and deactivation do
   // (guardOwner); only then is a caller refused who could not grant the role (an owner for owner).

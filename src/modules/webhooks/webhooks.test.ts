@@ -214,7 +214,7 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
-  it('tells each user who held a deleted role that it was taken (role.revoked), not those whose grant had ended', async () => {
+  it('tells each user who held a deleted role that it was taken (role.revoked); one whose grant had ended hears of its lapse', async () => {
     const created = await endpoint({ event_types: ['role.revoked'] });
     const role = await call(app, 'POST', '/api/v1/roles', {
       token: ws.apiKey,
@@ -222,14 +222,15 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     });
     expect(role.status).toBe(201);
     const holders: string[] = [];
-    for (const until of [null, new Date(app.clock.now().getTime() + 60_000).toISOString()]) {
+    const until = new Date(app.clock.now().getTime() + 60_000).toISOString();
+    for (const expiresAt of [null, until]) {
       const user = await call(app, 'POST', '/api/v1/users', {
         token: ws.apiKey,
         body: { email: uniqueEmail('held'), password: 'held passphrase' },
       });
       const assigned = await call(app, 'POST', '/api/v1/roles/assign', {
         token: ws.apiKey,
-        body: { user_id: user.body.data.id, role_id: role.body.data.id, expires_at: until },
+        body: { user_id: user.body.data.id, role_id: role.body.data.id, expires_at: expiresAt },
       });
       expect(assigned.status).toBe(201);
       holders.push(user.body.data.id);
@@ -242,12 +243,20 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
     } finally {
       app.clock.set(new Date());
     }
-    expect(receiver.received.map((r) => JSON.parse(r.body))).toEqual([
-      expect.objectContaining({
-        type: 'role.revoked',
-        data: { user_id: holders[0], role_id: role.body.data.id, role: role.body.data.key, reason: 'role_deleted' },
-      }),
-    ]);
+    // The ended grant is told once, as its lapse: by the background round or, if it had not come yet, by the delete.
+    expect(receiver.received.map((r) => JSON.parse(r.body))).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          type: 'role.revoked',
+          data: { user_id: holders[0], role_id: role.body.data.id, role: role.body.data.key, reason: 'role_deleted' },
+        }),
+        expect.objectContaining({
+          type: 'role.revoked',
+          data: { user_id: holders[1], role_id: role.body.data.id, role: role.body.data.key, reason: 'expired', expires_at: until },
+        }),
+      ]),
+    );
+    expect(receiver.received).toHaveLength(2);
     await call(app, 'DELETE', `/api/v1/webhooks/${created.id}`, { token: ws.apiKey });
   });
 
