@@ -71,13 +71,25 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
     });
   }
 
+  /**
+   * Moves both instances' clocks: a delivery one dispatcher claims is leased 20 s by its clock, so two
+   * clocks a minute apart would each take the other's lease for expired and send it twice.
+   */
+  function advance(ms: number): void {
+    app.clock.advance(ms);
+    other.clock.set(app.clock.now());
+  }
+
   function inAMinute(): Date {
     return new Date(app.clock.now().getTime() + MINUTE);
   }
 
   /** The `role.revoke` audit rows about `userId`. */
-  async function revokeAudit(userId: string) {
-    const res = await call(app, 'GET', `/api/v1/audit/events/?event_type=role.revoke&target_id=${userId}`, { token: ws.apiKey });
+  /** The revokes of a role from `userId` the log tells (successes: a refused revoke leaves a failure row naming the user too). */
+  async function revokeAudit(userId: string, outcome: 'success' | 'failure' = 'success') {
+    const res = await call(app, 'GET', `/api/v1/audit/events/?event_type=role.revoke&outcome=${outcome}&target_id=${userId}`, {
+      token: ws.apiKey,
+    });
     expect(res.status).toBe(200);
     return res.body.data as { actor: { type: string; id: string | null }; outcome: string; details: Record<string, unknown> }[];
   }
@@ -100,12 +112,12 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
     expect((await assign(userId, expiresAt)).status).toBe(201);
     const viewer = (await call(app, 'GET', '/api/v1/roles/viewer', { token: ws.apiKey })).body.data.id as string;
 
-    app.clock.advance(MINUTE - 1);
+    advance(MINUTE - 1);
     await app.deps.roleLapses.tick();
     expect(await toldEvents(app, ws.id, 'role.revoked', userId)).toEqual([]);
     expect(await rolesOf(userId)).toEqual(['member', 'viewer']);
 
-    app.clock.advance(1);
+    advance(1);
     await app.deps.roleLapses.tick();
     const lapse = { user_id: userId, role_id: viewer, role: 'viewer', reason: 'expired', expires_at: expiresAt.toISOString() };
     expect(await delivered('role.revoked', userId)).toEqual([lapse]);
@@ -121,7 +133,7 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
     expect(await rolesOf(userId)).toEqual(['member']);
 
     // Later rounds find nothing more to tell.
-    app.clock.advance(MINUTE);
+    advance(MINUTE);
     await app.deps.roleLapses.tick();
     await app.deps.roleLapses.tick();
     expect(await delivered('role.revoked', userId)).toEqual([lapse]);
@@ -134,8 +146,7 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
     const expiresAt = inAMinute();
     for (const userId of users) expect((await assign(userId, expiresAt)).status).toBe(201);
 
-    app.clock.advance(MINUTE);
-    other.clock.set(app.clock.now());
+    advance(MINUTE);
     await Promise.all([app.deps.roleLapses.tick(), other.deps.roleLapses.tick(), app.deps.roleLapses.tick(), other.deps.roleLapses.tick()]);
     for (const userId of users) {
       expect(await toldEvents(app, ws.id, 'role.revoked', userId)).toEqual([expect.objectContaining({ reason: 'expired' })]);
@@ -147,10 +158,10 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
   it('tells a revoke just before the lapse as the revoke alone', async () => {
     const userId = await user();
     expect((await assign(userId, inAMinute())).status).toBe(201);
-    app.clock.advance(MINUTE - 1000);
+    advance(MINUTE - 1000);
     const revoked = await call(app, 'POST', '/api/v1/roles/revoke', { token: ws.apiKey, body: { user_id: userId, role_id: 'viewer' } });
     expect(revoked.status).toBe(200);
-    app.clock.advance(2000);
+    advance(2000);
     await app.deps.roleLapses.tick();
     expect(await delivered('role.revoked', userId)).toEqual([expect.not.objectContaining({ reason: expect.anything() })]);
     expect((await revokeAudit(userId)).map((row) => row.actor.type)).toEqual(['api_key']);
@@ -178,6 +189,8 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
       // The revoke that answered 200 is the one told; one that found the grant lapsed tells nothing.
       expect(events[0]?.reason).toBe(status === 200 ? undefined : 'expired');
       expect(await revokeAudit(userId)).toHaveLength(1);
+      // A revoke that found the grant lapsed is a refusal (404), recorded as one.
+      expect((await revokeAudit(userId, 'failure')).map((row) => row.details.reason)).toEqual(status === 404 ? ['NOT_FOUND'] : []);
     }
   });
 
@@ -185,7 +198,7 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
     const after = await user();
     const expiresAt = inAMinute();
     expect((await assign(after, expiresAt)).status).toBe(201);
-    app.clock.advance(MINUTE);
+    advance(MINUTE);
     await app.deps.roleLapses.tick();
     const again = await assign(after, null);
     expect([again.status, again.body.data.assigned_at]).toEqual([201, app.clock.now().toISOString()]);
@@ -200,7 +213,7 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
     const before = await user();
     const endsAt = inAMinute();
     expect((await assign(before, endsAt)).status).toBe(201);
-    app.clock.advance(MINUTE);
+    advance(MINUTE);
     expect((await assign(before, null)).status).toBe(201);
     await app.deps.roleLapses.tick();
     expect(await delivered('role.revoked', before)).toEqual([
