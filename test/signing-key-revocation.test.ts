@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { MikroORM } from '@mikro-orm/postgresql';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { ormOptions } from '../src/db/orm-config.ts';
 import { TEST_MASTER_KEY, startTestApp, type TestApp } from './helpers/app.ts';
 import { signIn } from './helpers/auth.ts';
@@ -186,9 +186,21 @@ needsPostgres(describe, 'two instances and the CLI on one database at once')('re
     expect((await userRead(b, before.accessToken)).status).toBe(200);
     await a.deps.keys.rotate();
     advance(5 * 60 * 1000);
-    // The next rotation's key signs 5 minutes from now: the latest instant in the table. B loads it.
-    await a.deps.keys.rotate();
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    // The next rotation's key signs 5 minutes from now: the latest instant in the table. B loads it
+    // (its change check, every 5 seconds): waited for in B's cache, read 5 minutes ahead, so that the
+    // revocation below is B's next change whatever the load, not one it learns with the rotation.
+    const next = await a.deps.keys.rotate();
+    await vi.waitFor(
+      async () => {
+        b.clock.advance(5 * 60 * 1000 + 1000);
+        try {
+          expect((await b.deps.keys.signingKey()).kid).toBe(next);
+        } finally {
+          b.clock.advance(-(5 * 60 * 1000 + 1000));
+        }
+      },
+      { timeout: 15_000, interval: 200 },
+    );
     const revoked = await a.deps.keys.revoke(kid);
     expect(revoked.signingKid).not.toBe(kid);
     expect(await eventually(async () => (await userRead(b, before.accessToken)).status === 401)).toBe(true);

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import type { TestApp } from './app.ts';
 
 export interface ReceivedMail {
   to: string[];
@@ -53,6 +54,19 @@ export class MailSink {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+}
+
+/**
+ * How many mails the app has queued to `address` (as stored), sent or not. A mail is queued in the
+ * transaction of the request that asks for it, so once the requests have answered this is every mail
+ * they will ever send: a test that must see no second mail counts here, then lets the mailer run
+ * (`deps.mailer.tick()`) and counts what arrived, instead of waiting a while for nothing.
+ */
+export async function queuedTo(app: TestApp, address: string): Promise<number> {
+  const [row] = await app.deps.orm.em
+    .fork()
+    .execute<{ n: number }[]>('select count(*)::int as n from email_outbox where to_address = ?', [address]);
+  return row?.n ?? 0;
 }
 
 /** The token of a `{base_url}/<page>?token=…` link in an email's text (quoted-printable undone). */

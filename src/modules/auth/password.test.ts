@@ -5,7 +5,7 @@ import { login, signIn, someIp } from '../../../test/helpers/auth.ts';
 import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { drainEarlierEvents, toldEvents } from '../../../test/helpers/events.ts';
-import { MailSink, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
+import { MailSink, queuedTo, resetTokenIn } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
 const PASSWORD = 'the original passphrase';
@@ -145,7 +145,8 @@ describe('passwords: forgot, reset, change', () => {
     await forgot(user.email);
     await mail.waitFor(user.email);
     expect((await forgot(user.email)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 500));
+    expect(await queuedTo(app, user.email)).toBe(1);
+    await app.deps.mailer.tick();
     expect(mail.to(user.email)).toHaveLength(1);
     app.clock.advance(61 * 1000);
     await forgot(user.email);
@@ -192,7 +193,8 @@ describe('passwords: forgot, reset, change', () => {
     const answers = await Promise.all(Array.from({ length: 8 }, () => forgot(user.email)));
     expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
     await mail.waitFor(user.email);
-    await new Promise((r) => setTimeout(r, 500));
+    expect(await queuedTo(app, user.email)).toBe(1);
+    await app.deps.mailer.tick();
     expect(mail.to(user.email)).toHaveLength(1);
   });
 

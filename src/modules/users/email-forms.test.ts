@@ -4,7 +4,7 @@ import { Migration20261201000000_canonical_emails } from '../../db/migrations/Mi
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { login, someIp } from '../../../test/helpers/auth.ts';
 import { call, graphql } from '../../../test/helpers/http.ts';
-import { MailSink } from '../../../test/helpers/mail-sink.ts';
+import { MailSink, queuedTo } from '../../../test/helpers/mail-sink.ts';
 import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 
 const PASSWORD = 'a sturdy passphrase';
@@ -68,7 +68,8 @@ describe('email addresses: one stored form, whatever the spelling', () => {
     await mail.waitFor(received);
     expect((await forgot(`BOB@${ascii}`)).status).toBe(200);
     expect((await forgot(`bob@${unicode}`)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 500));
+    expect(await queuedTo(app, email)).toBe(1);
+    await app.deps.mailer.tick();
     expect(mail.to(received)).toHaveLength(1);
   });
 

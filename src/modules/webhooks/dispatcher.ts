@@ -125,6 +125,24 @@ export class WebhookDispatcher {
     await this.quiet();
   }
 
+  /**
+   * One round now, in turn with the background ones, without waiting for the sends it starts (tick
+   * waits for them): a test whose receiver holds a send open checks what the round started.
+   */
+  async roundNow(): Promise<void> {
+    await this.poller.runNow();
+  }
+
+  /** Resolves once no round is running; sends may still be in flight. */
+  async idle(): Promise<void> {
+    await this.poller.idle();
+  }
+
+  /** Sends in flight from this instance to the endpoint: a claimed delivery counts from its claim on. */
+  sendingTo(endpointId: string): number {
+    return this.perEndpoint.get(endpointId) ?? 0;
+  }
+
   /** Waits until no round runs and no send is in flight (a send's end asks for a round, which may send). */
   private async quiet(): Promise<void> {
     for (;;) {

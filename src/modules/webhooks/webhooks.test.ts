@@ -511,8 +511,12 @@ describe('webhooks: endpoints, signed deliveries, retries', () => {
       const during = await call(app, 'POST', `/api/v1/webhooks/deliveries/${test.body.data.id}/redeliver`, { token: ws.apiKey });
       expect([during.status, during.body.error?.code]).toEqual([409, 'CONFLICT']);
       expect(during.body.error.message).toContain('being sent right now');
+      // A round (the timer's, a commit's) while the send is in flight leaves the delivery alone: the
+      // kicked round and one more after it, both ended, have started no second send (a claim counts
+      // from the moment it is made, before its request reaches the receiver).
       app.deps.webhooks.kick();
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await app.deps.webhooks.roundNow();
+      expect(app.deps.webhooks.sendingTo(slow.id)).toBe(1);
       expect(held).toHaveLength(1);
 
       answerAll();
@@ -746,8 +750,14 @@ describe('webhook dispatcher shutdown', () => {
       await vi.waitFor(() => expect(held).toHaveLength(1), { timeout: 8_000 });
 
       const order: string[] = [];
+      // As the dispatcher's timer may at any moment: a round running when stop() is called.
+      app.deps.webhooks.kick();
       const stopping = app.deps.webhooks.stop().then(() => order.push('stopped'));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Once the stopped poller has no round running, the held send is all stop() can still wait for:
+      // a stop() that did not wait for it would have resolved by the next turn of the event loop.
+      await app.deps.webhooks.idle();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(app.deps.webhooks.sendingTo(created.body.data.id)).toBe(1);
       order.push('answered');
       answerAll();
       await stopping;
