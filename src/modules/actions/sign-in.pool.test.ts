@@ -155,24 +155,40 @@ describe('sign-ins that run actions while the sandbox is slow', () => {
       .sort();
   }
 
-  describe('accepting an invitation', () => {
-    it('holds no database connection while the action runs, and the link is spent meanwhile', async () => {
-      const token = await invitationToken(uniqueEmail('slow-invitee'));
+  /**
+   * The two sign-ins that ran their actions inside a transaction: each spends its credential (an
+   * invitation's link, a social sign-in's one-time code), then runs the actions holding no connection.
+   * `spent` is what spending the credential writes, whatever the actions decide.
+   */
+  const flows = [
+    {
+      name: 'accepting an invitation',
+      credential: 'link',
+      credentialFor: invitationToken,
+      use: accept,
+      spent: ['audit invitation.accept success', 'audit user.create success', 'event invitation.accepted', 'event user.created'],
+    },
+    { name: 'exchanging the code of a social sign-in', credential: 'code', credentialFor: socialCode, use: exchange, spent: [] },
+  ];
+
+  describe.each(flows)('$name', ({ credential, credentialFor, use, spent }) => {
+    it(`holds no database connection while the action runs, and the ${credential} is spent meanwhile`, async () => {
+      const secret = await credentialFor(uniqueEmail(`slow-${credential}`));
       const sandbox = holdSandbox();
-      const accepting = accept(token);
+      const signingIn = use(secret);
       await sandbox.started;
       expect((await call(app, 'GET', '/api/v1/users', { token: ws.apiKey })).status).toBe(200);
-      const again = await accept(token);
+      const again = await use(secret);
       expect([again.status, again.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
       sandbox.open();
-      const accepted = await accepting;
-      expect(accepted.status).toBe(200);
-      expect(claimsOf(accepted.body.data.access_token)['https://example.com/team']).toBe('blue');
+      const signedIn = await signingIn;
+      expect(signedIn.status).toBe(200);
+      expect(claimsOf(signedIn.body.data.access_token)['https://example.com/team']).toBe('blue');
     });
 
-    it('accepts one of 20 uses of a link at once', async () => {
-      const token = await invitationToken(uniqueEmail('raced-invitee'));
-      const answers: Answer[] = await Promise.all(Array.from({ length: 20 }, () => accept(token)));
+    it(`signs in one of 20 uses of a ${credential} at once`, async () => {
+      const secret = await credentialFor(uniqueEmail(`raced-${credential}`));
+      const answers: Answer[] = await Promise.all(Array.from({ length: 20 }, () => use(secret)));
       expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
       expect(answers.filter((a) => a.status !== 200).map((a) => a.body.error?.code)).toEqual(
         Array.from({ length: 19 }, () => 'INVALID_TOKEN'),
@@ -180,8 +196,8 @@ describe('sign-ins that run actions while the sandbox is slow', () => {
     });
 
     /**
-     * What each ending writes (audit rows, webhook events): the same as when the whole acceptance was
-     * one transaction. A refusal keeps the account (the link was used), as a sign-in refused later would.
+     * What each ending writes (audit rows, webhook events): the same as when the whole call was one
+     * transaction. A refusal keeps the account and the credential spent, as a sign-in refused later would.
      */
     it.each([
       ['allowed', 'welcome', null, 200],
@@ -190,89 +206,31 @@ describe('sign-ins that run actions while the sandbox is slow', () => {
       ['failed', 'broken', null, 403],
       ['timed out', 'welcome', 'timeout', 403],
       ['unavailable', 'welcome', 'unavailable', 503],
-    ] as const)('writes what it wrote before when the action %s', async (_, prefix, sandboxFault, status) => {
-      const email = uniqueEmail(prefix);
-      const token = await invitationToken(email);
-      if (sandboxFault === 'timeout') vi.spyOn(app.deps.sandbox, 'runPostLogin').mockResolvedValue(failedRun('timeout'));
-      if (sandboxFault === 'unavailable') {
-        vi.spyOn(app.deps.sandbox, 'runPostLogin').mockRejectedValue(new AppError('UNAVAILABLE', 'Actions cannot run here'));
-      }
-      const before = await rowIds();
-      const answer = await accept(token);
-      expect(answer.status, JSON.stringify(answer.body)).toBe(status);
-      const reason = { deny: 'action_denied', stepup: 'mfa_enrollment_required', broken: 'action_failed' }[prefix as string];
-      const refusal =
-        status === 200
-          ? []
-          : [`audit auth.login failure ${sandboxFault === 'unavailable' ? 'action_unavailable' : (reason ?? 'action_failed')}`];
-      const signedIn = status === 200 ? ['audit auth.login success', 'event user.signed_in'] : [];
-      expect(await writtenSince(before)).toEqual(
-        [
-          'audit invitation.accept success',
-          'audit user.create success',
-          'event invitation.accepted',
-          'event user.created',
-          ...refusal,
-          ...signedIn,
-        ].sort(),
-      );
-      const users = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(email)}`, { token: ws.apiKey });
-      expect(users.body.data.map((u: { email: string }) => u.email)).toEqual([email]);
-      const again = await accept(token);
-      expect([again.status, again.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
-    });
-  });
-
-  describe('exchanging the code of a social sign-in', () => {
-    it('holds no database connection while the action runs, and the code is spent meanwhile', async () => {
-      const code = await socialCode(uniqueEmail('slow-social'));
-      const sandbox = holdSandbox();
-      const exchanging = exchange(code);
-      await sandbox.started;
-      expect((await call(app, 'GET', '/api/v1/users', { token: ws.apiKey })).status).toBe(200);
-      const again = await exchange(code);
-      expect([again.status, again.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
-      sandbox.open();
-      const exchanged = await exchanging;
-      expect(exchanged.status).toBe(200);
-      expect(claimsOf(exchanged.body.data.access_token)['https://example.com/team']).toBe('blue');
-    });
-
-    it('exchanges one of 20 uses of a code at once', async () => {
-      const code = await socialCode(uniqueEmail('raced-social'));
-      const answers: Answer[] = await Promise.all(Array.from({ length: 20 }, () => exchange(code)));
-      expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
-      expect(answers.filter((a) => a.status !== 200).map((a) => a.body.error?.code)).toEqual(
-        Array.from({ length: 19 }, () => 'INVALID_TOKEN'),
-      );
-    });
-
-    it.each([
-      ['allowed', 'welcome', null, 200],
-      ['denied', 'deny', null, 403],
-      ['refused for a missing second factor', 'stepup', null, 403],
-      ['failed', 'broken', null, 403],
-      ['timed out', 'welcome', 'timeout', 403],
-      ['unavailable', 'welcome', 'unavailable', 503],
-    ] as const)('writes what it wrote before when the action %s, and the code stays spent', async (_, prefix, sandboxFault, status) => {
-      const code = await socialCode(uniqueEmail(prefix));
-      if (sandboxFault === 'timeout') vi.spyOn(app.deps.sandbox, 'runPostLogin').mockResolvedValue(failedRun('timeout'));
-      if (sandboxFault === 'unavailable') {
-        vi.spyOn(app.deps.sandbox, 'runPostLogin').mockRejectedValue(new AppError('UNAVAILABLE', 'Actions cannot run here'));
-      }
-      const before = await rowIds();
-      const answer = await exchange(code);
-      expect(answer.status, JSON.stringify(answer.body)).toBe(status);
-      const reason = { deny: 'action_denied', stepup: 'mfa_enrollment_required', broken: 'action_failed' }[prefix as string];
-      const refusal =
-        status === 200
-          ? []
-          : [`audit auth.login failure ${sandboxFault === 'unavailable' ? 'action_unavailable' : (reason ?? 'action_failed')}`];
-      const signedIn = status === 200 ? ['audit auth.login success', 'event user.signed_in'] : [];
-      expect(await writtenSince(before)).toEqual([...refusal, ...signedIn].sort());
-      const again = await exchange(code);
-      expect([again.status, again.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
-    });
+    ] as const)(
+      `writes what it wrote before when the action %s, and the ${credential} stays spent`,
+      async (_, prefix, sandboxFault, status) => {
+        const email = uniqueEmail(prefix);
+        const secret = await credentialFor(email);
+        if (sandboxFault === 'timeout') vi.spyOn(app.deps.sandbox, 'runPostLogin').mockResolvedValue(failedRun('timeout'));
+        if (sandboxFault === 'unavailable') {
+          vi.spyOn(app.deps.sandbox, 'runPostLogin').mockRejectedValue(new AppError('UNAVAILABLE', 'Actions cannot run here'));
+        }
+        const before = await rowIds();
+        const answer = await use(secret);
+        expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+        const reason = { deny: 'action_denied', stepup: 'mfa_enrollment_required', broken: 'action_failed' }[prefix as string];
+        const refusal =
+          status === 200
+            ? []
+            : [`audit auth.login failure ${sandboxFault === 'unavailable' ? 'action_unavailable' : (reason ?? 'action_failed')}`];
+        const signedIn = status === 200 ? ['audit auth.login success', 'event user.signed_in'] : [];
+        expect(await writtenSince(before)).toEqual([...spent, ...refusal, ...signedIn].sort());
+        const users = await call(app, 'GET', `/api/v1/users?q=${encodeURIComponent(email)}`, { token: ws.apiKey });
+        expect(users.body.data.map((u: { email: string }) => u.email)).toEqual([email]);
+        const again = await use(secret);
+        expect([again.status, again.body.error?.code]).toEqual([401, 'INVALID_TOKEN']);
+      },
+    );
   });
 
   /**
