@@ -179,9 +179,10 @@ describe('email templates', () => {
     const fresh = await createWorkspace(app, 'Body Only');
     const first = await put('password_reset', { body: '<p>Lost it? <a href="{{url}}">Choose again</a> &amp; carry on.</p>' }, fresh.apiKey);
     expect(first.body.data.text).toBe('Lost it? Choose again: {{url}} & carry on.\n');
-    const slow = Date.now();
+    // Unclosed links by the thousand: the first, pattern-based conversion took minutes on them (quadratic
+    // backtracking), which the test's timeout catches; no timing is asserted here.
     const hostile = await put('password_reset', { html: `${'<a href="{{link}}">'.repeat(5000)}<p>x</p>` }, fresh.apiKey);
-    expect([hostile.status, Date.now() - slow < 2000]).toEqual([200, true]);
+    expect([hostile.status, hostile.body.data.text.endsWith('x\n')]).toEqual([200, true]);
     const second = await put('password_reset', { html: '<h1>Acme</h1><p>New wording: {{link}}</p>' }, fresh.apiKey);
     expect(second.body.data.text).toBe('Acme\n\nNew wording: {{link}}\n');
 
