@@ -1,18 +1,11 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { someIp } from './helpers/auth.ts';
-import { drainEarlierEvents } from './helpers/events.ts';
+import { drainEarlierEvents, startWebhookReceiver, type Told, type WebhookReceiver } from './helpers/events.ts';
 import { call } from './helpers/http.ts';
 import { linkTokenIn, MailSink } from './helpers/mail-sink.ts';
 import { startTestIdp, type TestIdp } from './helpers/test-idp.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
-
-interface Told {
-  type: string;
-  data: Record<string, unknown>;
-}
 
 /**
  * CONTRACT "Events": a subscriber hears of every grant and every change to a user. A new account's first
@@ -25,8 +18,8 @@ describe('every grant and every user change reaches the subscriber', () => {
   let app: TestApp;
   let ws: TestWorkspace;
   let idp: TestIdp;
-  let server: Server;
-  const told: Told[] = [];
+  let receiver: WebhookReceiver;
+  let told: Told[];
   const mail = new MailSink();
 
   beforeAll(async () => {
@@ -38,16 +31,9 @@ describe('every grant and every user change reaches the subscriber', () => {
     });
     await drainEarlierEvents(app);
     ws = await createWorkspace(app, 'Events');
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        told.push(JSON.parse(body) as Told);
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    receiver = await startWebhookReceiver();
+    told = receiver.told;
+    const url = receiver.url;
     const endpoint = await call(app, 'POST', '/api/v1/webhooks/', {
       token: ws.apiKey,
       body: { url, event_types: ['user.created', 'user.deleted', 'role.assigned', 'role.revoked', 'user.updated'] },
@@ -63,8 +49,7 @@ describe('every grant and every user change reaches the subscriber', () => {
   });
   afterAll(async () => {
     await idp.close();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await receiver.close();
     await app.close();
     await mail.stop();
   });

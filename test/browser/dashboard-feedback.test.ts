@@ -2,7 +2,7 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
-import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
+import { chromiumAvailable, launchChromium, signedInPage, type Chromium } from '../helpers/chromium.ts';
 import { signIn } from '../helpers/auth.ts';
 import { call } from '../helpers/http.ts';
 import { uniqueEmail } from '../helpers/workspace.ts';
@@ -48,12 +48,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the dashboard after a cha
     expect(created.status).toBe(201);
     adaId = created.body.data.id;
     chromium = await launchChromium();
-    owner = await chromium.newPage();
-    await owner.goto(`${app.url}/login?workspace=${res.body.data.workspace.id}`);
-    await owner.getByLabel('Email', { exact: true }).fill(ownerAccount.email);
-    await owner.getByLabel('Password', { exact: true }).fill(ownerAccount.password);
-    await owner.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await owner.waitForURL('**/dashboard/users');
+    owner = await signedInPage(chromium, app.url, res.body.data.workspace.id, ownerAccount);
   });
   afterAll(async () => {
     await chromium?.close();

@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureWebBuild } from '../../scripts/web-build.ts';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
-import { chromiumAvailable, launchChromium, type Chromium } from '../helpers/chromium.ts';
+import { chromiumAvailable, launchChromium, signedInPage, type Chromium } from '../helpers/chromium.ts';
 import { call } from '../helpers/http.ts';
 import { uniqueEmail } from '../helpers/workspace.ts';
 
@@ -32,12 +32,7 @@ describe.runIf(chromiumAvailable() || process.env.CI)('the page of a dashboard l
     }
     base = `${app.url}/dashboard`;
     chromium = await launchChromium();
-    owner = await chromium.newPage();
-    await owner.goto(`${app.url}/login?workspace=${res.body.data.workspace.id}`);
-    await owner.getByLabel('Email', { exact: true }).fill(account.email);
-    await owner.getByLabel('Password', { exact: true }).fill(account.password);
-    await owner.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await owner.waitForURL('**/dashboard/users');
+    owner = await signedInPage(chromium, app.url, res.body.data.workspace.id, account);
   });
   afterAll(async () => {
     await chromium?.close();

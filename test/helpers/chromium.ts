@@ -85,3 +85,19 @@ export async function launchChromium(options: { hostResolverRules?: string } = {
     },
   };
 }
+
+/** Signs `account` in through the dashboard's sign-in form on a fresh page; answers the page, on the Users screen. */
+export async function signedInPage(
+  browser: Chromium,
+  appUrl: string,
+  workspaceId: string,
+  account: { email: string; password: string },
+): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(`${appUrl}/login?workspace=${workspaceId}`);
+  await page.getByLabel('Email', { exact: true }).fill(account.email);
+  await page.getByLabel('Password', { exact: true }).fill(account.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL('**/dashboard/users');
+  return page;
+}

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { TestApp } from './app.ts';
 
 /**
@@ -24,4 +26,39 @@ export async function toldEvents(app: TestApp, workspaceId: string, type: string
  */
 export async function drainEarlierEvents(app: TestApp): Promise<void> {
   await app.deps.orm.em.fork().execute('update events set fanned_out_at = now() where fanned_out_at is null');
+}
+
+/** A webhook delivery's payload as the endpoint receives it. */
+export interface Told {
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** A local webhook endpoint that answers 200 and keeps every payload it receives, in arrival order. */
+export interface WebhookReceiver {
+  url: string;
+  told: Told[];
+  close(): Promise<void>;
+}
+
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const told: Told[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      told.push(JSON.parse(body) as Told);
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    told,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

@@ -2,17 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from '../../../test/helpers/workspace.ts';
+import { gate } from '../../../test/helpers/gate.ts';
 
 const ALLOW = 'exports.onExecutePostLogin = async (event, api) => {};';
-
-/** A gate the sandbox waits at: `started` settles when the sandbox is asked, the sandbox answers after `open()`. */
-function gate() {
-  let open: () => void = () => undefined;
-  let start: () => void = () => undefined;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  const started = new Promise<void>((resolve) => (start = resolve));
-  return { opened, started, open: () => open(), start: () => start() };
-}
 
 /**
  * Deploying compiles the code in the sandbox (a second or more while its process starts), and a test

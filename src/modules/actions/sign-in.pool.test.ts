@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { randomBytes, createHash } from 'node:crypto';
@@ -10,6 +11,7 @@ import { startTestIdp, type TestIdp } from '../../../test/helpers/test-idp.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { AppError } from '../../core/errors.ts';
 import type { ActionOutcome } from './isolate-runner.ts';
+import { gate } from '../../../test/helpers/gate.ts';
 
 const SPA_CALLBACK = 'http://localhost:5173/callback';
 const PASSWORD = 'slow rules passphrase';
@@ -21,19 +23,6 @@ const GATE = `exports.onExecutePostLogin = async (event, api) => {
   if (event.user.email.startsWith('broken')) throw new Error('the rule broke');
   api.accessToken.setCustomClaim('https://example.com/team', 'blue');
 };`;
-
-/** A gate the sandbox waits at: `started` settles when the sandbox is asked, the sandbox answers after `open()`. */
-function gate() {
-  let open: () => void = () => undefined;
-  let start: () => void = () => undefined;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  const started = new Promise<void>((resolve) => (start = resolve));
-  return { opened, started, open: () => open(), start: () => start() };
-}
-
-function claimsOf(accessToken: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(accessToken.split('.')[1] as string, 'base64url').toString()) as Record<string, unknown>;
-}
 
 type Answer = ApiResponse<any>;
 
@@ -183,7 +172,7 @@ describe('sign-ins that run actions while the sandbox is slow', () => {
       sandbox.open();
       const signedIn = await signingIn;
       expect(signedIn.status).toBe(200);
-      expect(claimsOf(signedIn.body.data.access_token)['https://example.com/team']).toBe('blue');
+      expect(decodeJwt(signedIn.body.data.access_token)['https://example.com/team']).toBe('blue');
     });
 
     it(`signs in one of 20 uses of a ${credential} at once`, async () => {
@@ -311,7 +300,7 @@ describe('sign-ins that run actions while the sandbox is slow', () => {
         body: { mfa_token: challenged.body.data.mfa_token, code: codeAt(totp, app.clock) },
       });
       expect(verified.status).toBe(200);
-      expect(claimsOf(verified.body.data.access_token)['https://example.com/team']).toBe('blue');
+      expect(decodeJwt(verified.body.data.access_token)['https://example.com/team']).toBe('blue');
       nextStep();
       const hidden = Object.fromEntries(
         [...codeStep.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),

@@ -1,16 +1,8 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { drainEarlierEvents, toldEvents } from '../../../test/helpers/events.ts';
+import { drainEarlierEvents, startWebhookReceiver, toldEvents, type Told, type WebhookReceiver } from '../../../test/helpers/events.ts';
 import { call } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
-
-interface Told {
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
 
 const MINUTE = 60_000;
 
@@ -24,24 +16,17 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
   /** A second instance on the same database: its dispatcher sends deliveries too. */
   let other: TestApp;
   let ws: TestWorkspace;
-  let server: Server;
-  const told: Told[] = [];
+  let receiver: WebhookReceiver;
+  let told: Told[];
 
   beforeAll(async () => {
     app = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
     other = await startTestApp({ ALLOW_PRIVATE_WEBHOOK_TARGETS: 'true' });
     await drainEarlierEvents(app);
     ws = await createWorkspace(app, 'Lapses');
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        told.push(JSON.parse(body) as Told);
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    receiver = await startWebhookReceiver();
+    told = receiver.told;
+    const url = receiver.url;
     const endpoint = await call(app, 'POST', '/api/v1/webhooks/', {
       token: ws.apiKey,
       body: { url, event_types: ['role.assigned', 'role.revoked'] },
@@ -49,8 +34,7 @@ describe('time-bound role assignments lapse at their expires_at, told once', () 
     expect(endpoint.status).toBe(201);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await receiver.close();
     await other.close();
     await app.close();
   });
