@@ -102,7 +102,7 @@ export async function guardOutranked(em: EntityManager, principal: Principal, us
   if (missing.size > 0) {
     throw new AppError(
       'FORBIDDEN',
-      `This user holds permissions you do not have (${[...missing].join(', ')}): you cannot change their email or status, nor delete them`,
+      `This user holds permissions you do not have (${[...missing].join(', ')}): you cannot change their email, deactivate, lock or delete them`,
     );
   }
 }
