@@ -43,7 +43,7 @@ export function buildApp(deps: AppDeps): Express {
 
   app.use(deps.metrics.middleware());
   app.use(requestContext);
-  app.use(securityHeaders);
+  app.use(securityHeaders(deps.config.BASE_URL));
   app.get('/metrics', deps.metrics.handler(deps.config.METRICS_TOKEN));
   // Before the limit: every REST answer, a 429 too, carries CORS; a preflight is not counted.
   app.use(restCors(deps));

@@ -20,13 +20,25 @@ export const requestContext: RequestHandler = (req, res, next) => {
   next();
 };
 
-export const securityHeaders: RequestHandler = (_req, res, next) => {
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-  next();
-};
+/** One year: browsers then never try plain http for the service's host (docs/decisions.md, HSTS). */
+export const HSTS = 'max-age=31536000';
+
+/**
+ * Headers of every answer. With an https BASE_URL, `Strict-Transport-Security` too, so a browser that
+ * has been here once never sends a sign-in or a token over plain http (a network attacker's
+ * downgrade); not with an http BASE_URL (local development), where browsers ignore it anyway.
+ */
+export function securityHeaders(baseUrl: string): RequestHandler {
+  const https = new URL(baseUrl).protocol === 'https:';
+  return (_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+    if (https) res.setHeader('Strict-Transport-Security', HSTS);
+    next();
+  };
+}
 
 /** API answers carry credentials and personal data: never cache them. */
 export const noStore: RequestHandler = (_req, res, next) => {

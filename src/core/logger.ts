@@ -36,11 +36,23 @@ const SECRET_FIELDS = [
 ];
 export const REDACT_PATHS = SECRET_FIELDS.flatMap((f) => [`["${f}"]`, `*["${f}"]`, `*.*["${f}"]`]);
 
+/**
+ * The statement knex and MikroORM put in front of a database error's message (`update users set
+ * password_hash = '$argon2id$…' where … - <PostgreSQL's message>`), values written in: a password
+ * hash, an address, a token's digest would reach the log with any failed query.
+ */
+const QUERY_PREFIX = /^\s*(?:select|insert|update|delete|with|merge|call|copy)\b[\s\S]* - /i;
+
+/** An error as logged: a database error's statement (and the values in it) left out, PostgreSQL's reason kept. */
+function errorFields(error: Error): LogFields {
+  if (!QUERY_PREFIX.test(error.message)) return { name: error.name, message: error.message, stack: error.stack };
+  const message = `[query redacted] - ${error.message.replace(QUERY_PREFIX, '')}`;
+  return { name: error.name, message, stack: error.stack?.split(error.message).join(message) };
+}
+
 function serialize(fields: LogFields): LogFields {
   const out: LogFields = {};
-  for (const [key, value] of Object.entries(fields)) {
-    out[key] = value instanceof Error ? { name: value.name, message: value.message, stack: value.stack } : value;
-  }
+  for (const [key, value] of Object.entries(fields)) out[key] = value instanceof Error ? errorFields(value) : value;
   return out;
 }
 

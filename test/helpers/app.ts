@@ -66,6 +66,8 @@ export async function startTestApp(
      * through `launchChromium({ hostResolverRules })`; the app still listens on 127.0.0.1, `url`.
      */
     baseHost?: string;
+    /** Receives every log line (JSON) instead of stdout, for tests that read what the service logs. */
+    logLine?: (line: string) => void;
   } = {},
 ): Promise<TestApp> {
   const server = createServer();
@@ -87,7 +89,7 @@ export async function startTestApp(
     ...env,
   });
   const { orm, release } = await openOrm(config.DATABASE_URL as string, options.poolSize);
-  const log = createLogger(config.LOG_LEVEL);
+  const log = createLogger(config.LOG_LEVEL, options.logLine);
   const redis = config.REDIS_URL ? await connectRedis(config.REDIS_URL, log) : null;
   const clock = new ManualClock();
   const deps = await createDeps({ config, orm, log, redis, clock });

@@ -84,3 +84,25 @@ export async function guardOwner(
     throw new AppError('FORBIDDEN', "Only an owner may change an owner's email, deactivate an owner or delete one");
   }
 }
+
+/**
+ * Refuses (403) taking over or removing a user who holds permissions the caller does not: changing
+ * their email (the way into their account through a reset), deactivating, locking or deleting them. A
+ * custom role with `users:write` manages members and its peers, never an admin; an admin (every
+ * permission) manages everyone but owners, whom `guardOwner` keeps for owners.
+ */
+export async function guardOutranked(em: EntityManager, principal: Principal, userId: string, now: Date): Promise<void> {
+  if (grantsAll(principal.grants)) return;
+  const rows = await em.execute<{ permissions: Grant[] }[]>(
+    `select r.permissions from role_assignments ra join roles r on r.id = ra.role_id
+      where ra.user_id = ? and (ra.expires_at is null or ra.expires_at > ?)`,
+    [userId, now],
+  );
+  const missing = new Set(rows.flatMap((row) => permissionsBeyond(principal.grants, row.permissions)));
+  if (missing.size > 0) {
+    throw new AppError(
+      'FORBIDDEN',
+      `This user holds permissions you do not have (${[...missing].join(', ')}): you cannot change their email, deactivate, lock or delete them`,
+    );
+  }
+}

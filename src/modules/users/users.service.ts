@@ -14,7 +14,7 @@ import { USER_COLUMNS, statusAt, statusAtSql, userRowToView, type UserRow } from
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, UserView } from './users.schema.ts';
 import { endUserSessions } from '../auth/sessions.service.ts';
 import { retireResetLinks } from '../auth/password.service.ts';
-import { guardOwner } from '../roles/owners.ts';
+import { guardOutranked, guardOwner } from '../roles/owners.ts';
 import type { Principal } from '../../core/auth.ts';
 import { emitEvent } from '../events/events.ts';
 import { denyOrphanedRequests } from '../iga/close-requests.ts';
@@ -284,7 +284,10 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
   // The new address's lock before the owner role's row (retire.ts: the order of the locks): an
   // owner's invitation of the address being accepted holds the lock, then needs that row.
   if (newEmail && input.email !== undefined) await lockAddress(scope.em, scope.workspaceId, input.email);
-  if (newEmail || deactivates || locks) await guardOwner(scope.em, principal, user.id, now, { removes: deactivates || locks });
+  if (newEmail || deactivates || locks) {
+    await guardOwner(scope.em, principal, user.id, now, { removes: deactivates || locks });
+    await guardOutranked(scope.em, principal, user.id, now);
+  }
   if (newEmail && input.email !== undefined) {
     if (await scope.em.count(User, { email: input.email, id: { $ne: user.id } })) {
       throw takenConflict('email', 'A user with this email already exists', 'belongs to another user');
@@ -339,6 +342,7 @@ export async function updateUser(scope: AuditScope, principal: Principal, input:
 export async function deleteUser(scope: AuditScope, principal: Principal, id: string, now: Date) {
   const user = await findUser(scope.em, id);
   await guardOwner(scope.em, principal, user.id, now, { removes: true });
+  await guardOutranked(scope.em, principal, user.id, now);
   await endUserSessions(scope, user.id, now, 'user_deleted');
   await denyOrphanedRequests(scope, { requesterId: user.id }, "The requester's account was deleted", now);
   scope.em.remove(user);
