@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/sequencer.ts';
 
 /**
  * With DATABASE_URL the files run in parallel against real PostgreSQL, each worker on its own copy of
@@ -22,6 +23,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default'],
+    // The slowest files start first, so that the two workers finish together (test/sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         extends: true,

@@ -3,17 +3,16 @@ import { loadConfig } from './config.ts';
 import { createLogger } from './core/logger.ts';
 import { OperatorError } from './core/operator-error.ts';
 import { openDatabase } from './db/database.ts';
-import { closeDeps, createDeps, openSigningKeys } from './deps.ts';
-import { rewrapAll } from './modules/vault/rewrap.ts';
-import { createWorkspaceInput } from './modules/workspaces/workspaces.schema.ts';
-import { createWorkspace } from './modules/workspaces/workspaces.service.ts';
+import { openSigningKeys } from './modules/auth/open-signing-keys.ts';
 import { ACCESS_TOKEN_ALG, ID_TOKEN_ALG, type SigningKeys, type KeyListing } from './modules/auth/signing-keys.ts';
 import { systemClock } from './core/clock.ts';
 import { AppError } from './core/errors.ts';
 import type { Logger } from './core/logger.ts';
 import type { Config } from './config.ts';
-import { Sweeper } from './core/sweeper.ts';
-import { SWEEPS } from './retention.ts';
+
+// A command loads the modules it uses when it runs (`await import`): the whole server's (deps.ts:
+// the OAuth provider, the dispatchers) takes seconds of CPU to load, which the keys commands, the
+// help and a refused argument do not need.
 
 const USAGE = `Usage:
   npm run cli -- migrate        (apply what is pending; prints {"applied": [names]}, [] when up to date)
@@ -124,6 +123,7 @@ async function run(argv: string[]): Promise<void> {
   }
 
   if (group === 'keys' && command === 'rewrap') {
+    const [{ createDeps, closeDeps }, { rewrapAll }] = await Promise.all([import('./deps.ts'), import('./modules/vault/rewrap.ts')]);
     const database = await openDatabase(config, log, { migrate: true });
     try {
       const deps = await createDeps({ config, orm: database.orm, log, redis: null });
@@ -137,6 +137,7 @@ async function run(argv: string[]): Promise<void> {
   }
 
   if (group === 'sweep' && command === undefined) {
+    const [{ Sweeper }, { SWEEPS }] = await Promise.all([import('./core/sweeper.ts'), import('./retention.ts')]);
     const database = await openDatabase(config, log, { migrate: true });
     try {
       const deleted = await new Sweeper(database.orm, systemClock, log, SWEEPS).sweep();
@@ -153,6 +154,10 @@ async function run(argv: string[]): Promise<void> {
       options: { name: { type: 'string' }, 'owner-email': { type: 'string' }, 'owner-password': { type: 'string' } },
       strict: true,
     });
+    const [{ createWorkspaceInput }, { createWorkspace }] = await Promise.all([
+      import('./modules/workspaces/workspaces.schema.ts'),
+      import('./modules/workspaces/workspaces.service.ts'),
+    ]);
     const parsed = createWorkspaceInput.safeParse({
       name: values.name,
       owner: { email: values['owner-email'], ...(values['owner-password'] ? { password: values['owner-password'] } : {}) },

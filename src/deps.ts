@@ -3,38 +3,18 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './core/clock.ts';
 import type { AppDeps } from './core/context.ts';
-import { CryptoBox, loadMasterKey, previousMasterKeys } from './core/crypto-box.ts';
 import type { Logger } from './core/logger.ts';
 import { createRateLimits } from './core/rate-limit.ts';
 import { Metrics } from './core/metrics.ts';
 import { detectStatementSupport } from './core/sql.ts';
 import { Sweeper } from './core/sweeper.ts';
 import { ActionSandbox } from './modules/actions/sandbox.ts';
-import { SigningKeys } from './modules/auth/signing-keys.ts';
+import { openSigningKeys } from './modules/auth/open-signing-keys.ts';
 import { EmailDispatcher } from './modules/email/dispatcher.ts';
 import { createOAuthServer } from './oauth/provider.ts';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
 import { RoleLapses } from './modules/roles/lapses.ts';
 import { SWEEPS } from './retention.ts';
-
-/**
- * The master key's box and the token-signing keys, a key of each algorithm ensured: the server's
- * (`createDeps`, which then starts their reloads) and the CLI's keys commands', which need nothing else.
- */
-export async function openSigningKeys(
-  config: Config,
-  orm: MikroORM,
-  log: Logger,
-  clock: Clock = systemClock,
-): Promise<{ box: CryptoBox; keys: SigningKeys }> {
-  const box = new CryptoBox(
-    await loadMasterKey(config.VAULT_MASTER_KEY, config.DATA_DIR),
-    previousMasterKeys(config.VAULT_MASTER_KEY_PREVIOUS),
-  );
-  const keys = new SigningKeys(orm, box, clock, config.ACCESS_TOKEN_TTL, (error) => log.error('signing key reload failed', { error }));
-  await keys.ensureActiveKey();
-  return { box, keys };
-}
 
 /** Everything the process holds once, built the same way by main.ts, tests and the benchmark. */
 export async function createDeps(input: {

@@ -1,14 +1,6 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { MikroORM } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newId } from '../src/core/ids.ts';
-import { startEmbeddedPostgres } from '../src/db/embedded.ts';
-import { ormOptions } from '../src/db/orm-config.ts';
 import type { Logger } from '../src/core/logger.ts';
 import { DAY } from '../src/core/clock.ts';
 import { Sweeper, sweepOf } from '../src/core/sweeper.ts';
@@ -16,6 +8,7 @@ import { sessionSweep } from '../src/modules/auth/retention.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { login, signIn, someIp } from './helpers/auth.ts';
 import { call } from './helpers/http.ts';
+import { cliDatabase, runCli, type CliDatabase } from './helpers/cli.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from './helpers/workspace.ts';
 import { authenticatorOf, codeAt } from './helpers/authenticator.ts';
 
@@ -253,28 +246,28 @@ describe('retention sweep', () => {
 });
 
 describe('npm run cli -- sweep', () => {
-  let dataDir: string;
+  let database: CliDatabase;
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'identity-sweep-'));
+    database = await cliDatabase('sweep_cli');
   });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  afterAll(() => database?.drop());
 
   it('sweeps once and prints what it deleted, for deployments whose servers never live an hour', async () => {
-    // Its own embedded database: the shared test database may be held by another connection.
-    const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', BASE_URL: '', DATA_DIR: dataDir };
-    const cli = (...args: string[]) => promisify(execFile)('npx', ['tsx', 'src/cli.ts', ...args], { env });
+    const cli = async (...args: string[]) => {
+      const result = await runCli(database.env, ...args);
+      expect(result.code, result.stderr).toBe(0);
+      return result;
+    };
     const created = JSON.parse(
       (await cli('workspaces', 'create', '--name', 'Swept', '--owner-email', uniqueEmail('sweep'), '--owner-password', PASSWORD)).stdout,
     );
-    const embedded = await startEmbeddedPostgres(dataDir);
-    const orm = await MikroORM.init(ormOptions(embedded.url, 1));
+    const { orm, close } = await database.open();
     const reset = `insert into password_reset_tokens (id, workspace_id, user_id, token_hash, created_at, expires_at)
                    values (?, ?, ?, ?, now() - ?::interval, now() - ?::interval + interval '30 minutes')`;
     for (const ago of ['3 days', '1 hour']) {
       await orm.em.getConnection().execute(reset, [newId('prt'), created.workspace.id, created.owner.id, randomUUID(), ago, ago]);
     }
-    await orm.close(true);
-    await embedded.stop();
+    await close();
 
     const { stdout } = await cli('sweep');
     expect(JSON.parse(stdout)).toEqual({ deleted: expect.objectContaining({ password_reset_tokens: 1, sessions: 0 }) });

@@ -1,31 +1,13 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
-import { MikroORM } from '@mikro-orm/postgresql';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { ormOptions } from '../src/db/orm-config.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { TEST_MASTER_KEY, startTestApp, type TestApp } from './helpers/app.ts';
 import { signIn } from './helpers/auth.ts';
+import { cliDatabase, runCli as cli, type CliDatabase } from './helpers/cli.ts';
+import { copyRunDatabase } from './helpers/database.ts';
 import { call } from './helpers/http.ts';
 import { createWorkspace, type TestWorkspace } from './helpers/workspace.ts';
 import { needsPostgres } from './helpers/needs.ts';
-
-const run = promisify(execFile);
-
-/** `npm run cli -- …` against `env`'s database: stdout, stderr and the exit code. */
-async function cli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const { stdout, stderr } = await run('npx', ['tsx', 'src/cli.ts', ...args], { env });
-    return { stdout, stderr, code: 0 };
-  } catch (error) {
-    const failed = error as { stdout: string; stderr: string; code: number };
-    return { stdout: failed.stdout, stderr: failed.stderr, code: failed.code };
-  }
-}
 
 async function jwks(app: TestApp): Promise<JSONWebKeySet> {
   return (await call(app, 'GET', '/.well-known/jwks.json')).body as JSONWebKeySet;
@@ -46,31 +28,6 @@ async function eventually(check: () => Promise<boolean>, ms = 9_000): Promise<bo
 }
 
 /**
- * A database of this file's own, copied from the run's migrated one: signing keys are shared by every
- * app on a database, and these tests revoke keys and move clocks, which other files' key rotations
- * (each app's clock starts at the real time) must not see.
- */
-async function ownDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const template = new URL(inject('databaseUrl'));
-  const name = `${template.pathname.slice(1)}_keys_${process.pid}`;
-  const admin = new URL(template);
-  admin.pathname = '/postgres';
-  const orm = await MikroORM.init(ormOptions(admin.toString(), 1));
-  const sql = (text: string) => orm.em.getConnection().execute(text);
-  await sql(`drop database if exists "${name}"`);
-  await sql(`create database "${name}" template "${template.pathname.slice(1)}"`);
-  const url = new URL(template);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      await sql(`drop database if exists "${name}"`);
-      await orm.close(true);
-    },
-  };
-}
-
-/**
  * A leaked signing key, revoked by the operator: out of the JWKS, refused by every instance sharing
  * the database (the one that signed the token and another), and replaced at once. Two instances and
  * the CLI need PostgreSQL (a database copied for the file, and the embedded database takes one
@@ -79,13 +36,16 @@ async function ownDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
 needsPostgres(describe, 'two instances and the CLI on one database at once')('revoking a signing key', () => {
   // One issuer for both instances, as behind a load balancer.
   const env = { BASE_URL: `https://keys-${randomUUID()}.example.com`, DATABASE_URL: '' };
-  let database: Awaited<ReturnType<typeof ownDatabase>>;
+  let database: Awaited<ReturnType<typeof copyRunDatabase>>;
   let a: TestApp;
   let b: TestApp;
   let ws: TestWorkspace;
 
   beforeAll(async () => {
-    database = await ownDatabase();
+    // This file's own copy: signing keys are shared by every app on a database, and these tests revoke
+    // keys and move clocks, which other files' key rotations (each app's clock starts at the real
+    // time) must not see.
+    database = await copyRunDatabase('keys');
     env.DATABASE_URL = database.url;
     a = await startTestApp(env);
     b = await startTestApp(env);
@@ -231,15 +191,14 @@ needsPostgres(describe, 'two instances and the CLI on one database at once')('re
 });
 
 describe('npm run cli -- keys', () => {
-  let dataDir: string;
+  let database: CliDatabase;
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'identity-keys-'));
+    database = await cliDatabase('keys_cli');
   });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  afterAll(() => database?.drop());
 
   it('lists the keys, refuses an unknown kid, and revoking the only key leaves a fresh one signing', async () => {
-    // Its own embedded database: the shared test database may be held by another connection.
-    const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', BASE_URL: '', DATA_DIR: dataDir };
+    const { env } = database;
     const list = async () => JSON.parse((await cli(env, 'keys', 'list')).stdout).keys as Record<string, unknown>[];
     const first = await list();
     expect(first.map((k) => [k.alg, k.use, k.signing, k.published, k.revoked_at])).toEqual(

@@ -1,15 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORM_TOKEN, startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { whileHashesWait } from '../../../test/helpers/hashing.ts';
 import { call } from '../../../test/helpers/http.ts';
+import { cliDatabase, runCli, type CliDatabase } from '../../../test/helpers/cli.ts';
 import { uniqueEmail } from '../../../test/helpers/workspace.ts';
-
-const run = promisify(execFile);
 
 describe('POST /platform/v1/workspaces', () => {
   let app: TestApp;
@@ -99,22 +93,27 @@ describe('platform API without PLATFORM_API_TOKEN', () => {
 });
 
 describe('npm run cli -- workspaces create', () => {
-  let dataDir: string;
+  let database: CliDatabase;
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'identity-cli-'));
+    database = await cliDatabase('workspaces_cli');
   });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  afterAll(() => database?.drop());
 
   it('prints the created workspace as one JSON line, and rejects bad arguments', async () => {
-    // Its own embedded database: the shared test database may be held by another connection.
-    const env = { ...process.env, DATABASE_URL: '', REDIS_URL: '', BASE_URL: '', DATA_DIR: dataDir };
     const email = uniqueEmail('cli');
-    const { stdout } = await run(
-      'npx',
-      ['tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'From CLI', '--owner-email', email, '--owner-password', 'cli password 1'],
-      { env },
+    const made = await runCli(
+      database.env,
+      'workspaces',
+      'create',
+      '--name',
+      'From CLI',
+      '--owner-email',
+      email,
+      '--owner-password',
+      'cli password 1',
     );
-    const lines = stdout.trim().split('\n');
+    expect(made.code, made.stderr).toBe(0);
+    const lines = made.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     const created = JSON.parse(lines[0] as string);
     expect(created).toEqual({
@@ -122,10 +121,8 @@ describe('npm run cli -- workspaces create', () => {
       api_key: expect.stringMatching(/^sk_/),
       owner: { id: expect.stringMatching(/^usr_/), email },
     });
-    await expect(
-      run('npx', ['tsx', 'src/cli.ts', 'workspaces', 'create', '--name', 'X', '--owner-email', 'bad'], { env }),
-    ).rejects.toMatchObject({
-      stderr: expect.stringContaining('owner.email'),
-    });
+    const refused = await runCli(database.env, 'workspaces', 'create', '--name', 'X', '--owner-email', 'bad');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('owner.email');
   }, 120_000);
 });
