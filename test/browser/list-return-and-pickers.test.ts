@@ -8,11 +8,31 @@ import { call } from '../helpers/http.ts';
 import { uniqueEmail } from '../helpers/workspace.ts';
 
 const pad = (i: number) => String(i).padStart(3, '0');
+
+/**
+ * The inputs of every call the tab makes to the tRPC query `procedure` from now on. The dashboard's
+ * batched GETs name their procedures in the path (`/trpc/a,b`) and their inputs by position.
+ */
+function callsOf(page: Page, procedure: string): Record<string, unknown>[] {
+  const inputs: Record<string, unknown>[] = [];
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (!url.pathname.startsWith('/trpc/')) return;
+    const names = decodeURIComponent(url.pathname.slice('/trpc/'.length)).split(',');
+    const all = JSON.parse(url.searchParams.get('input') ?? '{}') as Record<string, Record<string, unknown>>;
+    names.forEach((name, i) => {
+      if (name === procedure) inputs.push((url.searchParams.has('batch') ? all[String(i)] : all) ?? {});
+    });
+  });
+  return inputs;
+}
+
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 /**
- * An item opened from a page of its list goes back to that page (ui/navigation/list-links.tsx), and the
- * user dialog's pickers and lists hold every entry, not the first 100 (ui/data/all-pages.ts). The data
+ * An item opened from a page of its list goes back to that page (ui/navigation/list-links.tsx), the
+ * user dialog's lists hold every entry, not the first 100 (ui/data/all-pages.ts), and its pickers find
+ * any entry by searching the server, a page at a time (ui/forms/SearchPicker.tsx). The data
  * goes in through the REST API, many calls at once. One service, one browser, the owner in one tab.
  */
 describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and lists and pickers past 100', () => {
@@ -122,7 +142,8 @@ describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and 
     await pages.getByText('1–20 of 20 actions · page 1 of 1').waitFor();
   });
 
-  it("shows all 120 of a user's groups and offers the groups past the first 100 in the picker", async () => {
+  it("shows all 120 of a user's groups; the picker offers a page of groups and finds the others by search", async () => {
+    const reads = callsOf(owner, 'groups.list');
     await owner.goto(`${base}/users`);
     await owner.getByRole('button', { name: `Roles and groups of ${ada}`, exact: true }).click();
     const access = owner.getByRole('dialog', { name: `Roles and groups of ${ada}`, exact: true });
@@ -131,12 +152,20 @@ describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and 
     await memberOf.getByText('Group 120', { exact: true }).waitFor();
 
     const picker = access.getByLabel('Group', { exact: true });
+    // The first 20 by name are all hers: nothing else to offer until she searches.
+    await access.getByText('The first 20 of 125 groups: type more to find the others.', { exact: true }).waitFor();
+    expect(await picker.locator('option').allTextContents()).toEqual(['Choose a group']);
+    await access.getByLabel('Find a group', { exact: true }).fill('group 12');
     await expect
       .poll(() => picker.locator('option').allTextContents(), { timeout: 10_000 })
       .toEqual(['Choose a group', ...range(121, 125).map((i) => `Group ${pad(i)}`)]);
     await picker.selectOption({ label: 'Group 125' });
     await access.getByRole('button', { name: 'Add to group', exact: true }).click();
     await expect.poll(() => memberOf.count(), { timeout: 10_000 }).toBe(121);
+    // One page at a time, never the whole list.
+    expect(reads).toContainEqual({ page: 1, per_page: 20 });
+    expect(reads).toContainEqual({ q: 'group 12', page: 1, per_page: 20 });
+    expect(reads.filter((input) => input.page !== 1 || input.per_page !== 20)).toEqual([]);
     await access.getByRole('button', { name: 'Close', exact: true }).click();
   });
 
@@ -154,16 +183,21 @@ describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and 
     await access.getByRole('button', { name: 'Close', exact: true }).click();
   });
 
-  it('offers the role created 120th in the role picker', async () => {
+  it("finds the role created 120th through the role picker's search, reading one page at a time", async () => {
+    const reads = callsOf(owner, 'roles.list');
     const { access, held } = await openAccess();
     const picker = access.getByLabel('Role', { exact: true });
-    await expect.poll(() => picker.locator('option').allTextContents(), { timeout: 10_000 }).toContain('Role 120');
-    const offered = await picker.locator('option').allTextContents();
-    // Those created in the same instant come by id, so in any order among themselves.
-    expect(offered.filter((o) => o.startsWith('Role ')).sort()).toEqual(range(111, 120).map((i) => `Role ${pad(i)}`));
+    // The first page: built-ins first, the ones she holds left out.
+    await access.getByText('The first 20 of 124 roles: type more to find the others.', { exact: true }).waitFor();
+    // Built-ins made in one instant come by id, so in any order among themselves.
+    expect((await picker.locator('option').allTextContents()).sort()).toEqual(['Choose a role', 'admin', 'owner', 'viewer']);
+    await access.getByLabel('Find a role', { exact: true }).fill('Role 120');
+    await expect.poll(() => picker.locator('option').allTextContents(), { timeout: 10_000 }).toEqual(['Choose a role', 'Role 120']);
     await picker.selectOption({ label: 'Role 120' });
     await access.getByRole('button', { name: 'Give role', exact: true }).click();
     await held.getByText('Role 120', { exact: true }).waitFor();
+    expect(reads).toContainEqual({ q: 'Role 120', page: 1, per_page: 20 });
+    expect(reads.filter((input) => input.page !== 1 || input.per_page !== 20)).toEqual([]);
     await access.getByRole('button', { name: 'Close', exact: true }).click();
   });
 
@@ -197,6 +231,19 @@ describe.runIf(chromiumAvailable() || process.env.CI)('ways back to a list, and 
     await pagesOf('sessions').getByRole('button', { name: 'Next page', exact: true }).click();
     await owner.waitForURL(`${base}/account?page=2`);
     await pagesOf('sessions').getByText('21–22 of 22 sessions · page 2 of 2').waitFor();
+  });
+
+  it("keeps the account page's other address parameters when paging your sessions", async () => {
+    await owner.goto(`${base}/account?welcome=1`);
+    const welcome = owner.getByText('Welcome! Your account is ready.', { exact: false });
+    await welcome.waitFor();
+    await pagesOf('sessions').getByRole('button', { name: 'Next page', exact: true }).click();
+    await owner.waitForURL(`${base}/account?welcome=1&page=2`);
+    await pagesOf('sessions').getByText('21–22 of 22 sessions · page 2 of 2').waitFor();
+    await welcome.waitFor();
+    await pagesOf('sessions').getByRole('button', { name: 'Previous page', exact: true }).click();
+    await owner.waitForURL(`${base}/account?welcome=1`);
+    await pagesOf('sessions').getByText('1–20 of 22 sessions · page 1 of 2').waitFor();
   });
 
   it('ran every page without a script error or a Content-Security-Policy violation', () => {

@@ -36,8 +36,9 @@ const RolePageRef = builder.objectRef<{ data: RoleView[]; meta: { total: number;
 builder.queryFields((t) => ({
   roles: t.field({
     type: RolePageRef,
-    description: 'Roles of the workspace, built-ins first, with their member counts.',
-    args: { page: t.arg.int(), perPage: t.arg.int() },
-    resolve: (_root, args, ctx) => ctx.caller.roles.list({ page: args.page ?? undefined, per_page: args.perPage ?? undefined }),
+    description: 'Roles of the workspace, built-ins first, with their member counts, filtered by name or description.',
+    args: { q: t.arg.string(), page: t.arg.int(), perPage: t.arg.int() },
+    resolve: (_root, args, ctx) =>
+      ctx.caller.roles.list({ q: args.q ?? undefined, page: args.page ?? undefined, per_page: args.perPage ?? undefined }),
   }),
 }));

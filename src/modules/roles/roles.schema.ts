@@ -3,7 +3,7 @@ import { ALL_PERMISSIONS, type Permission } from '../../core/permissions.ts';
 import { instantInput } from '../../core/instant.ts';
 import { pageOf, pageParams } from '../../core/pagination.ts';
 import { absentIfNull } from '../../core/absent-if-null.ts';
-import { labelInput } from '../../core/labels.ts';
+import { labelInput, searchInput } from '../../core/labels.ts';
 
 export const roleOutput = z
   .object({
@@ -19,7 +19,9 @@ export const roleOutput = z
 export type RoleView = z.infer<typeof roleOutput>;
 
 export const rolePage = pageOf(roleOutput);
-export const listRolesInput = z.object({ ...pageParams }).prefault({});
+export const listRolesInput = z
+  .object({ q: searchInput.describe("Part of the role's name or description, any case").optional(), ...pageParams })
+  .prefault({});
 
 const permission = z.enum(ALL_PERMISSIONS as [Permission, ...Permission[]]);
 

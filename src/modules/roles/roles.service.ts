@@ -4,7 +4,7 @@ import type { Principal } from '../../core/auth.ts';
 import { AppError } from '../../core/errors.ts';
 import { isId, newId } from '../../core/ids.ts';
 import { sha256 } from '../../core/secrets.ts';
-import { offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
+import { likePattern, offsetOf, toPage, type PageQuery } from '../../core/pagination.ts';
 import { revokeInvitationsOfRole } from '../invitations/invitations.service.ts';
 import { organizationsGrantingRole } from '../organizations/organizations.service.ts';
 import { findUser } from '../users/users.service.ts';
@@ -40,8 +40,14 @@ function toAssignmentView(assignment: RoleAssignment, role: Role): AssignmentVie
   };
 }
 
-export async function listRoles(em: EntityManager, query: PageQuery) {
-  const [roles, total] = await em.findAndCount(Role, {}, { orderBy: { builtin: 'desc', createdAt: 'asc', id: 'asc' }, ...offsetOf(query) });
+/** Roles, built-ins first then by creation; `q` keeps those whose name or description holds it, in any case. */
+export async function listRoles(em: EntityManager, query: PageQuery & { q?: string }) {
+  const pattern = query.q ? likePattern(query.q) : null;
+  const where = pattern ? { $or: [{ name: { $ilike: pattern } }, { description: { $ilike: pattern } }] } : {};
+  const [roles, total] = await em.findAndCount(Role, where, {
+    orderBy: { builtin: 'desc', createdAt: 'asc', id: 'asc' },
+    ...offsetOf(query),
+  });
   return toPage(roles.map(toRoleView), total, query);
 }
 

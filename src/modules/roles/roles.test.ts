@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { signIn } from '../../../test/helpers/auth.ts';
-import { call, trpc } from '../../../test/helpers/http.ts';
+import { call, graphql, trpc } from '../../../test/helpers/http.ts';
 import { createWorkspace, uniqueEmail, type TestWorkspace } from '../../../test/helpers/workspace.ts';
 import { toldEvents } from '../../../test/helpers/events.ts';
 
@@ -44,6 +44,43 @@ describe('roles: built-in and custom, assign and revoke, owners', () => {
     // Named by the CONTRACT's identifiers, so a lookup by name finds them too.
     const builtin = res.body.data.filter((r: { builtin: boolean }) => r.builtin);
     expect(builtin.every((r: { key: string; name: string }) => r.name === r.key)).toBe(true);
+  });
+
+  it('searches roles by name or description (q in NFC, as labels are kept; LIKE wildcards literal) on REST, tRPC and GraphQL', async () => {
+    const own = await createWorkspace(app);
+    const create = async (body: Record<string, unknown>) => {
+      const res = await call(app, 'POST', '/api/v1/roles', { token: own.apiKey, body });
+      expect(res.status).toBe(201);
+      return res.body.data.id as string;
+    };
+    const facade = await create({ name: 'Équipe Façade', key: 'facade' });
+    const ledger = await create({ name: 'Bookkeepers', description: 'Reads the LEDGER at 50% of the year' });
+    await create({ name: 'Support', description: 'Answers tickets' });
+    const found = async (q: string) => {
+      const res = await call(app, 'GET', `/api/v1/roles?q=${encodeURIComponent(q)}`, { token: own.apiKey });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return [res.body.meta.total, res.body.data.map((r: { id: string }) => r.id)];
+    };
+    for (const q of ['E\u0301quipe', 'équipe fac\u0327ade', '  ÉQUIPE ']) expect([q, ...(await found(q))]).toEqual([q, 1, [facade]]);
+    expect(await found('ledger')).toEqual([1, [ledger]]);
+    expect(await found('50%')).toEqual([1, [ledger]]);
+    expect(await found('s%')).toEqual([0, []]);
+    expect(await found('_')).toEqual([0, []]);
+    // Built-in roles are found by their names too; an empty q is no filter.
+    expect(await found('viewer')).toEqual([1, [expect.stringMatching(/^rol_/)]]);
+    expect((await found(''))[0]).toBe(7);
+
+    const viaTrpc = await trpc(app, 'query', 'roles.list', { q: 'bookkeep' }, own.apiKey);
+    expect(viaTrpc.body.result.data.data.map((r: { id: string }) => r.id)).toEqual([ledger]);
+    const viaGraphql = await graphql(
+      app,
+      'query ($q: String) { roles(q: $q) { data { id } meta { total } } }',
+      { q: 'E\u0301quipe' },
+      own.apiKey,
+    );
+    expect(viaGraphql.body.data.roles).toEqual({ data: [{ id: facade }], meta: { total: 1 } });
+    const tooLong = await call(app, 'GET', `/api/v1/roles?q=${'x'.repeat(201)}`, { token: own.apiKey });
+    expect([tooLong.status, tooLong.body.error.code]).toEqual([400, 'BAD_REQUEST']);
   });
 
   it("lists a user's roles as roles, paged, and takes a role's key where an id is asked", async () => {

@@ -2,10 +2,9 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import { Notice } from '../../ui/feedback/Notice.tsx';
-import { SelectField } from '../../ui/forms/SelectField.tsx';
+import { SearchPicker } from '../../ui/forms/SearchPicker.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { FormDialog } from '../../ui/overlay/FormDialog.tsx';
-import { useAllRoles } from '../roles/use-roles.ts';
 
 /** Invite someone by email: they get a link, valid 7 days, to choose their own password. */
 export function InviteDialog() {
@@ -13,7 +12,6 @@ export function InviteDialog() {
   const [open, setOpen] = useState(false);
   const [email, setEmail] = useState('');
   const [roleId, setRoleId] = useState('');
-  const roles = useAllRoles(open);
   const invite = useMutation({
     mutationFn: () => api.invitations.create.mutate({ email: email.trim(), ...(roleId ? { role_id: roleId } : {}) }),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['invitations.list'] }),
@@ -22,10 +20,6 @@ export function InviteDialog() {
     setEmail('');
     setRoleId('');
   };
-  const options = [
-    { value: '', label: 'Member (default)' },
-    ...(roles.data?.data ?? []).filter((r) => r.key !== 'member').map((r) => ({ value: r.id, label: r.name })),
-  ];
 
   return (
     <FormDialog
@@ -39,7 +33,20 @@ export function InviteDialog() {
       done={(sent) => <Notice>Invitation sent to {sent.email}. The link works for 7 days.</Notice>}
     >
       <TextField label="Email" name="email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
-      <SelectField label="Role" name="role_id" value={roleId} options={options} onChange={setRoleId} />
+      <SearchPicker
+        label="Role"
+        name="role_id"
+        noun={{ one: 'role', many: 'roles' }}
+        searchHint="Part of the role's name or description"
+        queryKey={['roles.list', 'picker']}
+        search={(query) => api.roles.list.query(query)}
+        toOption={(r) => ({ value: r.id, label: r.name })}
+        exclude={(r) => r.key === 'member'}
+        none="Member (default)"
+        value={roleId}
+        onChange={setRoleId}
+        enabled={open}
+      />
     </FormDialog>
   );
 }

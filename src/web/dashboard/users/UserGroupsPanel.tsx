@@ -1,20 +1,18 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import type { GroupOfUser, User } from '../../api/types.ts';
 import { ConfirmButton } from '../../ui/actions/ConfirmButton.tsx';
-import { readAllPages } from '../../ui/data/all-pages.ts';
 import { Form } from '../../ui/forms/Form.tsx';
-import { SelectField } from '../../ui/forms/SelectField.tsx';
+import { SearchPicker } from '../../ui/forms/SearchPicker.tsx';
 import { Section } from '../../ui/layout/Section.tsx';
 
 /**
  * The groups a user belongs to (every one: `groups.ofUsers` answers them all): add them to one, take them
- * out of one. The picker offers every group of the workspace, read page after page.
+ * out of one. The picker offers the first groups by name, and searches the groups as the person types.
  */
 export function UserGroupsPanel({ user, memberOf }: { user: User; memberOf: GroupOfUser[] }) {
   const queryClient = useQueryClient();
-  const groups = useQuery({ queryKey: ['groups.list', 'all'], queryFn: () => readAllPages((page) => api.groups.list.query(page)) });
   const [groupId, setGroupId] = useState('');
   const refresh = () =>
     Promise.all([
@@ -30,10 +28,6 @@ export function UserGroupsPanel({ user, memberOf }: { user: User; memberOf: Grou
   });
   const remove = useMutation({ mutationFn: (id: string) => api.groups.removeMember.mutate({ id, user_id: user.id }), onSuccess: refresh });
 
-  const options = [
-    { value: '', label: 'Choose a group' },
-    ...(groups.data?.data ?? []).filter((g) => !memberOf.some((m) => m.id === g.id)).map((g) => ({ value: g.id, label: g.name })),
-  ];
   return (
     <Section title="Groups">
       {memberOf.length === 0 ? <p className="muted">Not in any group.</p> : null}
@@ -53,7 +47,19 @@ export function UserGroupsPanel({ user, memberOf }: { user: User; memberOf: Grou
         ))}
       </ul>
       <Form label="Add to a group" onSubmit={() => add.mutate()} submitLabel="Add to group" busy={add.isPending} error={add.error}>
-        <SelectField label="Group" value={groupId} options={options} onChange={setGroupId} required />
+        <SearchPicker
+          label="Group"
+          noun={{ one: 'group', many: 'groups' }}
+          searchHint="Part of the group's name"
+          queryKey={['groups.list', 'picker']}
+          search={(query) => api.groups.list.query(query)}
+          toOption={(g) => ({ value: g.id, label: g.name })}
+          exclude={(g) => memberOf.some((m) => m.id === g.id)}
+          none="Choose a group"
+          value={groupId}
+          onChange={setGroupId}
+          required
+        />
       </Form>
     </Section>
   );

@@ -7,18 +7,16 @@ import { QueryState } from '../../ui/data/QueryState.tsx';
 import { readAllPages } from '../../ui/data/all-pages.ts';
 import { formatDateTime } from '../../ui/data/format.ts';
 import { Form } from '../../ui/forms/Form.tsx';
-import { SelectField } from '../../ui/forms/SelectField.tsx';
+import { SearchPicker } from '../../ui/forms/SearchPicker.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { Section } from '../../ui/layout/Section.tsx';
 import { refreshRoleHolders } from '../roles/refresh-role-holders.ts';
-import { useAllRoles } from '../roles/use-roles.ts';
 
-/** A user's live roles, every page of them: revoke one, or give one of every role of the workspace (optionally until a date). */
+/** A user's live roles, every page of them: revoke one, or give one found by searching the workspace's roles (optionally until a date). */
 export function UserRolesPanel({ user }: { user: User }) {
   const queryClient = useQueryClient();
   const key = ['roles.ofUser', user.id];
   const held = useQuery({ queryKey: key, queryFn: () => readAllPages((page) => api.roles.ofUser.query({ id: user.id, ...page })) });
-  const roles = useAllRoles();
   const [roleId, setRoleId] = useState('');
   const [until, setUntil] = useState('');
   const refresh = () => refreshRoleHolders(queryClient);
@@ -37,10 +35,6 @@ export function UserRolesPanel({ user }: { user: User }) {
   });
 
   const heldIds = new Set((held.data?.data ?? []).map((r) => r.id));
-  const options = [
-    { value: '', label: 'Choose a role' },
-    ...(roles.data?.data ?? []).filter((r) => !heldIds.has(r.id)).map((r) => ({ value: r.id, label: r.name })),
-  ];
 
   return (
     <Section title="Roles">
@@ -67,7 +61,20 @@ export function UserRolesPanel({ user }: { user: User }) {
         )}
       </QueryState>
       <Form label="Give a role" onSubmit={() => assign.mutate()} submitLabel="Give role" busy={assign.isPending} error={assign.error}>
-        <SelectField label="Role" name="role_id" value={roleId} options={options} onChange={setRoleId} required />
+        <SearchPicker
+          label="Role"
+          name="role_id"
+          noun={{ one: 'role', many: 'roles' }}
+          searchHint="Part of the role's name or description"
+          queryKey={['roles.list', 'picker']}
+          search={(query) => api.roles.list.query(query)}
+          toOption={(r) => ({ value: r.id, label: r.name })}
+          exclude={(r) => heldIds.has(r.id)}
+          none="Choose a role"
+          value={roleId}
+          onChange={setRoleId}
+          required
+        />
         <TextField
           label="Until"
           name="expires_at"

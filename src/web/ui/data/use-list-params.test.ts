@@ -34,6 +34,12 @@ describe("a list's filters and page in the address", () => {
     expect(listSearch({ status: '', page: 4 }, INVITATIONS).toString()).toBe('status=&page=4');
   });
 
+  it("keeps the address's parameters that are not the list's, and replaces the list's own", () => {
+    const current = new URLSearchParams('welcome=1&q=old&page=3&tab=keys');
+    expect(listSearch({ q: 'ada', status: '', page: 2 }, USERS, current).toString()).toBe('welcome=1&tab=keys&q=ada&page=2');
+    expect(listSearch({ page: 1 }, {}, current).toString()).toBe('welcome=1&q=old&tab=keys');
+  });
+
   it('reads back what it writes', () => {
     for (const values of [
       { status: '' as const, page: 4 },

@@ -44,9 +44,14 @@ export function readListParams<S extends ListSpec>(search: URLSearchParams, spec
   return values as ListParams<S>;
 }
 
-/** The address query for these filters and page: only what differs from the fallbacks, so page 1 of an unfiltered list is bare. */
-export function listSearch<S extends ListSpec>(values: ListParams<S>, spec: S): URLSearchParams {
-  const search = new URLSearchParams();
+/**
+ * The address query for these filters and page: only what differs from the fallbacks, so page 1 of an
+ * unfiltered list is bare. The parameters of `current` that are not the list's (another section's,
+ * a notice's) are kept as they are, ahead of the list's own.
+ */
+export function listSearch<S extends ListSpec>(values: ListParams<S>, spec: S, current = new URLSearchParams()): URLSearchParams {
+  const owned = new Set([...Object.keys(spec), 'page']);
+  const search = new URLSearchParams([...current].filter(([key]) => !owned.has(key)));
   for (const [key, param] of Object.entries(spec)) {
     const value = values[key];
     if (typeof value === 'string' && value !== param.fallback) search.set(key, value);
@@ -57,7 +62,7 @@ export function listSearch<S extends ListSpec>(values: ListParams<S>, spec: S): 
 
 /**
  * A paged list's filters and page, kept in the address so that reload, Back/Forward and links keep
- * them. A change of filter goes back to page 1. Each change adds a history entry unless `replace`
+ * them; the address's other parameters stay as they are. A change of filter goes back to page 1. Each change adds a history entry unless `replace`
  * (use it for corrections, such as `usePageInRange` moving off a page past the end). A change keeps the
  * location state the screen was opened with (ui/navigation/list-links.tsx: the list an item was opened
  * from), so paging an item's own list (an endpoint's deliveries) keeps its way back.
@@ -67,6 +72,6 @@ export function useListParams<S extends ListSpec>(spec: S): [ListParams<S>, SetL
   const { state } = useLocation();
   const values = readListParams(search, spec);
   const update: SetListParams<S> = (next, options) =>
-    setSearch(listSearch({ ...values, page: 1, ...next }, spec), { replace: options?.replace ?? false, state });
+    setSearch(listSearch({ ...values, page: 1, ...next }, spec, search), { replace: options?.replace ?? false, state });
   return [values, update];
 }
