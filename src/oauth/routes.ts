@@ -238,6 +238,7 @@ export function oauthRoutes(deps: AppDeps): Router {
         if (!decision.allowed) {
           return sendOAuthError(res, 429, 'RATE_LIMITED', 'Too many token requests; try again later', rateLimitHeaders(decision));
         }
+        res.set(rateLimitHeaders(decision));
       }
       // The client went away while we waited (a closed connection): there is no one to answer, and
       // oidc-provider would find the body stream gone.
