@@ -12,7 +12,7 @@ import type { Clock } from './clock.ts';
 import type { CryptoBox } from './crypto-box.ts';
 import type { Metrics } from './metrics.ts';
 import type { Logger } from './logger.ts';
-import type { RateLimits } from './rate-limit.ts';
+import type { LimitDecision, RateLimits } from './rate-limit.ts';
 import type { Sweeper } from './sweeper.ts';
 import { getRequestInfo } from './request-info.ts';
 
@@ -81,6 +81,12 @@ export interface Context {
    * the resource). One object, shared by every narrowed copy of the context; the REST door reads it.
    */
   success: { status?: 200 | 201 };
+  /**
+   * The named limit (login, password, social sign-in…) this call was counted against and admitted by:
+   * the REST door answers its `RateLimit-*` headers, on success and error alike, in place of the
+   * global limit's. One object, shared by every narrowed copy of the context, as `success` is.
+   */
+  limit: { decision?: LimitDecision };
 }
 
 /**
@@ -111,6 +117,7 @@ export function createContext(deps: AppDeps, req: IncomingMessage): Context {
     afterCommit: [],
     once: (_name, effect) => effect(),
     success: {},
+    limit: {},
   };
 }
 

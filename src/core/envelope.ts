@@ -1,7 +1,9 @@
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { Response } from 'express';
+import type { Context } from './context.ts';
 import type { AppError, FieldProblem } from './errors.ts';
 import { toAppError } from './error-normalize.ts';
+import { rateLimitHeaders } from './rate-limit.ts';
 import { getRequestInfo } from './request-info.ts';
 import type { ErrorData } from './trpc.ts';
 
@@ -92,15 +94,21 @@ export function sendData(res: Response, status: number, body: unknown): void {
  * it is set here. A streamed answer (`eagerGeneration`) keeps its own.
  */
 export function trpcResponseMeta(realm: string) {
-  return (opts: { errors: readonly unknown[]; data?: readonly unknown[]; eagerGeneration?: boolean }) => {
+  return (opts: { ctx?: Pick<Context, 'limit'>; errors: readonly unknown[]; data?: readonly unknown[]; eagerGeneration?: boolean }) => {
+    // A call a named limit admitted says that limit's standing, as on the REST door (core/rest-door.ts).
+    const decision = opts.ctx?.limit.decision;
+    const limit = decision ? rateLimitHeaders(decision) : {};
     const [first] = opts.errors;
-    if (first === undefined) return {};
+    if (first === undefined) return { headers: limit };
     const contentType = opts.eagerGeneration ? {} : { 'content-type': 'application/json' };
     // A batch whose calls ended differently keeps tRPC's 207 Multi-Status: one call's 503 and
     // `Retry-After` would tell a client that retries on them to send again writes that committed.
-    if (distinctStatuses(opts.data ?? []) > 1) return { headers: contentType };
+    if (distinctStatuses(opts.data ?? []) > 1) return { headers: { ...limit, ...contentType } };
     const { appError } = toAppError(first);
-    return { status: appError.status, headers: { ...contentType, ...appError.headers, ...challengeHeaders(appError, realm) } };
+    return {
+      status: appError.status,
+      headers: { ...limit, ...contentType, ...appError.headers, ...challengeHeaders(appError, realm) },
+    };
   };
 }
 

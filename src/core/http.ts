@@ -77,7 +77,10 @@ export function sendOAuthError(res: Response, status: number, error: string, des
     .json({ error, error_description: description });
 }
 
-/** The spec's 1,000 calls per minute per client IP, over every path but the health probes. */
+/**
+ * The spec's 1,000 calls per minute per client IP, over every path but the health probes; an admitted
+ * call carries its standing in `RateLimit-*` (no `Retry-After`), as a refused one does.
+ */
 export function globalRateLimit(deps: AppDeps): RequestHandler {
   return async (req, res, next) => {
     if (req.path === '/healthz' || req.path === '/readyz') return next();
@@ -88,6 +91,9 @@ export function globalRateLimit(deps: AppDeps): RequestHandler {
         return sendOAuthError(res, 429, 'RATE_LIMITED', 'Too many requests; try again later', rateLimitHeaders(decision));
       }
       if (!decision.allowed) return sendDoorError(res, rateLimitedError(decision));
+      // Every answer says where its caller stands (RateLimit-*); a call a named limit admits says that
+      // limit's instead (core/rest-door.ts, oauth/routes.ts).
+      res.set(rateLimitHeaders(decision));
       next();
     } catch (error) {
       next(error);

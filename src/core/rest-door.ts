@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { AnyProcedure } from '@trpc/server';
 import { z } from 'zod';
 import { getPathRegExp, normalizePath } from 'trpc-to-openapi';
@@ -8,6 +8,7 @@ import { challengeHeaders, sendData, sendError } from './envelope.ts';
 import { AppError, methodNotAllowed } from './errors.ts';
 import { toAppError, unknownFieldProblem } from './error-normalize.ts';
 import { pathParamNames } from './path-ids.ts';
+import { rateLimitHeaders } from './rate-limit.ts';
 import { getRequestInfo } from './request-info.ts';
 import type { Meta } from './trpc.ts';
 
@@ -207,6 +208,15 @@ export function restMethodNotAllowed(deps: AppDeps): RequestHandler {
 }
 
 /**
+ * A call a named limit admitted (sign-in, password, social sign-in) answers that limit's `RateLimit-*`
+ * in place of the global one's, so a client sees how many attempts it has left before the 429. A
+ * refused call's own headers (Retry-After with them) come with its error and win.
+ */
+function setLimitHeaders(res: Response, ctx: Context): void {
+  if (ctx.limit.decision) res.set(rateLimitHeaders(ctx.limit.decision));
+}
+
+/**
  * The REST door: the spec's exact paths (from each procedure's `meta.openapi`, the same meta that
  * trpc-to-openapi turns into the OpenAPI document), each procedure called as the router's caller
  * calls it, every answer in the envelope. Matching ignores a trailing slash, as the spec's paths have
@@ -229,14 +239,16 @@ export function restDoor(deps: AppDeps): RequestHandler {
     });
     if (!route) return next();
     res.locals.route = route.template;
+    const ctx = createContext(deps, req);
     try {
       const input = { ...(route.fromBody ? bodyInput(req, route.bodyMembers, route.pathParams) : queryInput(req)), ...params };
-      const ctx = createContext(deps, req);
       const data = await invoke(route, ctx, input);
+      setLimitHeaders(res, ctx);
       sendData(res, ctx.success.status ?? route.successStatus, data);
     } catch (error) {
       const { appError, internal } = toAppError(error);
       if (internal) deps.log.error('unhandled error', { requestId: getRequestInfo(req).requestId, path: req.path, error });
+      setLimitHeaders(res, ctx);
       sendError(res, appError, challengeHeaders(appError, deps.config.BASE_URL));
     }
   };

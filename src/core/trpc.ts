@@ -193,6 +193,7 @@ export function rateLimit(
       }
       throw rateLimitedError(decision);
     }
+    ctx.limit.decision = decision;
     return next();
   });
 }

@@ -57,6 +57,15 @@ function methodNotAllowed(req: Request, res: Response, methods: readonly string[
   });
 }
 
+/**
+ * A plain OPTIONS (no CORS preflight) on a protocol path that takes OPTIONS: 204 with the `Allow` its
+ * 405s name (RFC 9110 §9.3.7), as the REST door answers; oidc-provider answers only preflights and
+ * left Koa's bare `404 Not Found` text to the rest.
+ */
+function allowOnly(res: Response, methods: readonly string[]): void {
+  res.status(204).set('Allow', methods.join(', ')).end();
+}
+
 class BodyError extends Error {}
 
 /**
@@ -231,6 +240,7 @@ export function oauthRoutes(deps: AppDeps): Router {
     const methods = methodsOf(req.path);
     if (!methods) return next();
     if (!methods.includes(req.method)) return methodNotAllowed(req, res, methods);
+    if (req.method === 'OPTIONS' && !req.headers['access-control-request-method']) return allowOnly(res, methods);
     if (req.path === OAUTH_ROUTES.jwks) return next();
     try {
       if (req.method === 'POST' && req.path === OAUTH_ROUTES.token) {
@@ -238,6 +248,7 @@ export function oauthRoutes(deps: AppDeps): Router {
         if (!decision.allowed) {
           return sendOAuthError(res, 429, 'RATE_LIMITED', 'Too many token requests; try again later', rateLimitHeaders(decision));
         }
+        res.set(rateLimitHeaders(decision));
       }
       // The client went away while we waited (a closed connection): there is no one to answer, and
       // oidc-provider would find the body stream gone.
