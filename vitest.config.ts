@@ -33,6 +33,8 @@ export default defineConfig({
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/faults/**'],
           globalSetup: ['test/global-setup.ts'],
+          // Cheap Argon2id in the tests' own process (see the file); spawned servers keep the service's.
+          setupFiles: ['test/setup/cheap-hashing.ts'],
           fileParallelism: !embedded,
           testTimeout: 30_000,
           hookTimeout: 90_000,
