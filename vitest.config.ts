@@ -13,6 +13,10 @@ import { SlowFirstSequencer } from './test/sequencer.ts';
  */
 const embedded = !process.env.DATABASE_URL;
 
+const APP_FILES = ['src/**/*.test.ts', 'test/**/*.test.ts'];
+/** The files that vi.mock or vi.unmock a module (see the 'app-isolated' project). */
+const MOCKING_FILES = ['src/modules/webhooks/webhooks.dns.test.ts', 'src/core/passwords.test.ts', 'test/production-hashing.test.ts'];
+
 export default defineConfig({
   resolve: {
     // graphql 16 ships ESM (via "module") and CJS; Node loads the CJS one for Pothos and yoga, so the
@@ -27,13 +31,34 @@ export default defineConfig({
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
+        // A worker loads the app's modules once for all the files it runs (isolate: false): loading
+        // them again for every file was a third of the suite's time (docs/decisions.md, "The test
+        // files share their worker's modules"). Each file still builds its own app, database rows
+        // and servers; files that replace a module (vi.mock) run in the project below.
         extends: true,
         test: {
           name: 'app',
-          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/faults/**'],
+          include: APP_FILES,
+          exclude: [...configDefaults.exclude, 'test/faults/**', ...MOCKING_FILES],
           globalSetup: ['test/global-setup.ts'],
           // Cheap Argon2id in the tests' own process (see the file); spawned servers keep the service's.
+          setupFiles: ['test/setup/cheap-hashing.ts'],
+          isolate: false,
+          fileParallelism: !embedded,
+          testTimeout: 30_000,
+          hookTimeout: 90_000,
+        },
+      },
+      {
+        // Files that replace a module with vi.mock or restore one with vi.unmock: a module another
+        // file of the worker loaded first would keep its old imports, so these get their own.
+        extends: true,
+        test: {
+          name: 'app-isolated',
+          include: MOCKING_FILES,
+          // The embedded database serves one file at a time: after the app's files there.
+          sequence: { groupOrder: embedded ? 1 : 0 },
+          globalSetup: ['test/global-setup.ts'],
           setupFiles: ['test/setup/cheap-hashing.ts'],
           fileParallelism: !embedded,
           testTimeout: 30_000,
@@ -48,7 +73,7 @@ export default defineConfig({
           name: 'faults',
           include: ['test/faults/**/*.test.ts'],
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

@@ -15,13 +15,30 @@ declare module 'vitest' {
   }
 }
 
+/** What the run's database set-up made, and how to undo it. */
+interface Prepared {
+  url: string;
+  embedded: boolean;
+  workerDatabases: boolean;
+  teardown: () => Promise<void>;
+}
+
+/**
+ * The set-up is shared by the projects that name it (vitest.config.ts: 'app' and 'app-isolated'), one
+ * for the run: each project's call loads this file on its own, so the shared state lives on
+ * `globalThis`, and the last project to tear down undoes it.
+ */
+const SHARED = Symbol.for('identity-service.test-database');
+type Shared = { ready: Promise<Prepared>; users: number };
+const holder = globalThis as { [SHARED]?: Shared };
+
 /**
  * One database for the run: DATABASE_URL when set, else a fresh embedded PostgreSQL; migrated once.
  * On PostgreSQL each worker then gets a copy of it (`CREATE DATABASE … TEMPLATE`), so the files run in
  * parallel never share tables: every test app runs the email and webhook dispatchers, which claim any
  * due row of their table, and one file's dispatcher would deliver another file's mail to its own sink.
  */
-export default async function setup(project: TestProject) {
+async function prepare(maxWorkers: number): Promise<Prepared> {
   let embedded: EmbeddedPostgres | undefined;
   let dataDir: string | undefined;
   let url = process.env.DATABASE_URL;
@@ -34,7 +51,7 @@ export default async function setup(project: TestProject) {
   await orm.getMigrator().up();
   await orm.close(true);
 
-  const workers = embedded ? [] : Array.from({ length: Math.max(1, project.globalConfig.maxWorkers) }, (_, i) => i + 1);
+  const workers = embedded ? [] : Array.from({ length: Math.max(1, maxWorkers) }, (_, i) => i + 1);
   const template = new URL(url).pathname.slice(1);
   const admin = workers.length > 0 ? await MikroORM.init(ormOptions(url.replace(/\/[^/?]*(\?|$)/, '/postgres$1'), 1)) : null;
   const dropWorkerDatabases = async () => {
@@ -45,14 +62,30 @@ export default async function setup(project: TestProject) {
   for (const worker of workers) {
     await admin?.em.getConnection().execute(`create database "${workerDatabaseName(template, worker)}" template "${template}"`);
   }
+  return {
+    url,
+    embedded: embedded !== undefined,
+    workerDatabases: workers.length > 0,
+    teardown: async () => {
+      await dropWorkerDatabases();
+      await admin?.close(true);
+      await embedded?.stop();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
 
-  project.provide('databaseUrl', url);
-  project.provide('embedded', embedded !== undefined);
-  project.provide('workerDatabases', workers.length > 0);
+export default async function setup(project: TestProject) {
+  const shared = (holder[SHARED] ??= { ready: prepare(project.globalConfig.maxWorkers), users: 0 });
+  shared.users += 1;
+  const prepared = await shared.ready;
+  project.provide('databaseUrl', prepared.url);
+  project.provide('embedded', prepared.embedded);
+  project.provide('workerDatabases', prepared.workerDatabases);
   return async () => {
-    await dropWorkerDatabases();
-    await admin?.close(true);
-    await embedded?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await prepared.teardown();
   };
 }
