@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.ts';
 import { BENCH_PASSWORD, seed, seedAudit, type SeededAudit } from './seed.ts';
+import { startProcess, stopProcess } from './processes.ts';
 
 /**
  * `npm run bench`: seeds a workspace (100,000 users, refresh tokens) and one with 1,000,000 audit
@@ -36,29 +37,6 @@ interface Row {
   p99: number;
   non2xx: number;
   ceiling?: string;
-}
-
-async function startProcess(args: string[], env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!out.includes('"msg":"listening"')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`process did not start:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return child;
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 let ipCounter = 0;

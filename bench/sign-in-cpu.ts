@@ -9,6 +9,7 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.ts';
 import { delta, threadsOf, type ThreadCpu } from './cpu-threads.ts';
 import { BENCH_PASSWORD, seed, type Seeded } from './seed.ts';
+import { startProcess } from './processes.ts';
 
 /**
  * Where a password sign-in's CPU goes: the bench's sign-in scenario (same requests, 32 connections)
@@ -48,22 +49,7 @@ async function seeded(): Promise<Pick<Seeded, 'workspaceId' | 'emails'>> {
 async function startServer(): Promise<ChildProcess> {
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const dataDir = await mkdtemp(join(tmpdir(), 'sign-in-cpu-'));
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, ...env, DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!out.includes('"msg":"listening"')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server did not start:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return child;
+  return startProcess([...nodeArgs, '--import', 'tsx', 'src/main.ts'], { ...env, DATA_DIR: dataDir });
 }
 
 let ip = 0;

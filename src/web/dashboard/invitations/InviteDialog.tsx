@@ -2,9 +2,9 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api } from '../../api/client.ts';
 import { Notice } from '../../ui/feedback/Notice.tsx';
-import { SearchPicker } from '../../ui/forms/SearchPicker.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { FormDialog } from '../../ui/overlay/FormDialog.tsx';
+import { RolePicker } from '../roles/RolePicker.tsx';
 
 /** Invite someone by email: they get a link, valid 7 days, to choose their own password. */
 export function InviteDialog() {
@@ -33,20 +33,7 @@ export function InviteDialog() {
       done={(sent) => <Notice>Invitation sent to {sent.email}. The link works for 7 days.</Notice>}
     >
       <TextField label="Email" name="email" type="email" value={email} onChange={setEmail} required autoComplete="off" />
-      <SearchPicker
-        label="Role"
-        name="role_id"
-        noun={{ one: 'role', many: 'roles' }}
-        searchHint="Part of the role's name or description"
-        queryKey={['roles.list', 'picker']}
-        search={(query) => api.roles.list.query(query)}
-        toOption={(r) => ({ value: r.id, label: r.name })}
-        exclude={(r) => r.key === 'member'}
-        none="Member (default)"
-        value={roleId}
-        onChange={setRoleId}
-        enabled={open}
-      />
+      <RolePicker exclude={(r) => r.key === 'member'} none="Member (default)" value={roleId} onChange={setRoleId} enabled={open} />
     </FormDialog>
   );
 }

@@ -7,10 +7,10 @@ import { QueryState } from '../../ui/data/QueryState.tsx';
 import { readAllPages } from '../../ui/data/all-pages.ts';
 import { formatDateTime } from '../../ui/data/format.ts';
 import { Form } from '../../ui/forms/Form.tsx';
-import { SearchPicker } from '../../ui/forms/SearchPicker.tsx';
 import { TextField } from '../../ui/forms/TextField.tsx';
 import { Section } from '../../ui/layout/Section.tsx';
 import { refreshRoleHolders } from '../roles/refresh-role-holders.ts';
+import { RolePicker } from '../roles/RolePicker.tsx';
 
 /** A user's live roles, every page of them: revoke one, or give one found by searching the workspace's roles (optionally until a date). */
 export function UserRolesPanel({ user }: { user: User }) {
@@ -61,20 +61,7 @@ export function UserRolesPanel({ user }: { user: User }) {
         )}
       </QueryState>
       <Form label="Give a role" onSubmit={() => assign.mutate()} submitLabel="Give role" busy={assign.isPending} error={assign.error}>
-        <SearchPicker
-          label="Role"
-          name="role_id"
-          noun={{ one: 'role', many: 'roles' }}
-          searchHint="Part of the role's name or description"
-          queryKey={['roles.list', 'picker']}
-          search={(query) => api.roles.list.query(query)}
-          toOption={(r) => ({ value: r.id, label: r.name })}
-          exclude={(r) => heldIds.has(r.id)}
-          none="Choose a role"
-          value={roleId}
-          onChange={setRoleId}
-          required
-        />
+        <RolePicker exclude={(r) => heldIds.has(r.id)} none="Choose a role" value={roleId} onChange={setRoleId} required />
         <TextField
           label="Until"
           name="expires_at"
