@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.ts';
 import { BENCH_PASSWORD, seed, seedAudit, type SeededAudit } from './seed.ts';
-import { startProcess, stopProcess } from './processes.ts';
+import { serverEnv, startProcess, stopProcess } from './processes.ts';
 
 /**
  * `npm run bench`: seeds a workspace (100,000 users, refresh tokens) and one with 1,000,000 audit
@@ -146,17 +146,7 @@ const wanted = (key: string) => !ONLY || ONLY.includes(key);
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'identity-bench-'));
-  const env = {
-    DATA_DIR: dataDir,
-    PORT: String(PORT_APP),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    TRUST_PROXY: 'loopback',
-    NODE_ENV: 'production',
-    BASE_URL: '',
-    // Fixed, so a second run on the same database can open the signing keys the first one sealed.
-    VAULT_MASTER_KEY: process.env.VAULT_MASTER_KEY ?? Buffer.alloc(32, 42).toString('base64'),
-  };
+  const env = serverEnv(PORT_APP, dataDir);
   const config = loadConfig({ ...process.env, ...env });
   const database = config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite';
   const redis = config.REDIS_URL ? 'Redis (REDIS_URL)' : 'in-process';

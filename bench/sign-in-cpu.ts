@@ -9,7 +9,7 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.ts';
 import { delta, threadsOf, type ThreadCpu } from './cpu-threads.ts';
 import { BENCH_PASSWORD, seed, type Seeded } from './seed.ts';
-import { startProcess } from './processes.ts';
+import { serverEnv, startProcess } from './processes.ts';
 
 /**
  * Where a password sign-in's CPU goes: the bench's sign-in scenario (same requests, 32 connections)
@@ -28,19 +28,9 @@ const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const PORT = Number(process.env.BENCH_PORT ?? 3901);
 const SEED_FILE = process.env.SEED_FILE ?? join(tmpdir(), 'sign-in-cpu-seed.json');
 
-const env = {
-  PORT: String(PORT),
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'info',
-  TRUST_PROXY: 'loopback',
-  NODE_ENV: 'production',
-  BASE_URL: '',
-  VAULT_MASTER_KEY: process.env.VAULT_MASTER_KEY ?? Buffer.alloc(32, 42).toString('base64'),
-};
-
 async function seeded(): Promise<Pick<Seeded, 'workspaceId' | 'emails'>> {
   if (existsSync(SEED_FILE)) return JSON.parse(readFileSync(SEED_FILE, 'utf8')) as Seeded;
-  const config = loadConfig({ ...process.env, ...env, DATA_DIR: await mkdtemp(join(tmpdir(), 'sign-in-cpu-')) });
+  const config = loadConfig({ ...process.env, ...serverEnv(PORT, await mkdtemp(join(tmpdir(), 'sign-in-cpu-'))) });
   const made = await seed(config, USERS, 0);
   writeFileSync(SEED_FILE, JSON.stringify({ workspaceId: made.workspaceId, emails: made.emails }));
   return made;
@@ -49,7 +39,7 @@ async function seeded(): Promise<Pick<Seeded, 'workspaceId' | 'emails'>> {
 async function startServer(): Promise<ChildProcess> {
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const dataDir = await mkdtemp(join(tmpdir(), 'sign-in-cpu-'));
-  return startProcess([...nodeArgs, '--import', 'tsx', 'src/main.ts'], { ...env, DATA_DIR: dataDir });
+  return startProcess([...nodeArgs, '--import', 'tsx', 'src/main.ts'], serverEnv(PORT, dataDir));
 }
 
 let ip = 0;
